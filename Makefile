@@ -1,0 +1,215 @@
+# Transformer from scratch in C: every entry point. `make help` lists them.
+
+# ---- knobs (make VAR=value) ------------------------------------------------
+CC ?= cc
+EXERCISES ?= solutions   # folder graded by `make check`
+PORTABLE ?= 0            # 1: no -march=native (binaries that run anywhere)
+NO_BLAS ?= 0             # 1: naive triple-loop GEMM instead of OpenBLAS
+SAN ?= 0                 # 1: AddressSanitizer + UBSan build
+NO_INSTALL ?= 0          # 1: never apt-get; stop and say what is missing
+OPT ?= -O3
+V ?= 0                   # 1: show every compiler command
+export NO_INSTALL NO_BLAS CC
+
+# Strip the comments' trailing spaces from the knobs above.
+EXERCISES := $(strip $(EXERCISES))
+override PORTABLE := $(strip $(PORTABLE))
+override NO_BLAS := $(strip $(NO_BLAS))
+override SAN := $(strip $(SAN))
+override NO_INSTALL := $(strip $(NO_INSTALL))
+override V := $(strip $(V))
+Q := $(if $(filter 1,$(V)),,@)
+say = $(if $(filter 1,$(V)),,@echo "  $(1)";)
+
+# ---- what exists ------------------------------------------------------------
+CHAPTER_DIRS := $(sort $(wildcard chapters/ch[1-9]_*))
+# chapters/ch1_data -> 1
+chnum = $(firstword $(subst _, ,$(patsubst chapters/ch%,%,$(1))))
+CHAPTERS := $(foreach d,$(CHAPTER_DIRS),$(call chnum,$(d)))
+chdir = $(filter chapters/ch$(1)_%,$(CHAPTER_DIRS))
+PROGRAMS := $(addprefix ch,$(CHAPTERS))
+
+# ---- build variant: objects for different flags never mix --------------------
+VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)
+BUILD := build
+OBJ := $(BUILD)/$(VARIANT)
+
+# Detections run once, on first use (after `deps` may have installed things).
+lazy = $(eval $(1) := $(shell $(2)))$($(1))
+HAVE_OPENMP = $(call lazy,HAVE_OPENMP,echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+HAVE_NVCC = $(call lazy,HAVE_NVCC,command -v nvcc >/dev/null 2>&1 && echo 1)
+BLAS_CFLAGS = $(call lazy,BLAS_CFLAGS,pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS = $(call lazy,BLAS_LIBS,pkg-config --libs openblas 2>/dev/null)
+CHECK_CFLAGS = $(call lazy,CHECK_CFLAGS,pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS = $(call lazy,CHECK_LIBS,pkg-config --libs check 2>/dev/null)
+
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+    -fno-omit-frame-pointer -g
+WARN := -Wall -Wextra -Werror -Wshadow -Wvla
+CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
+    $(if $(filter 1,$(PORTABLE)),,-march=native) \
+    $(if $(HAVE_OPENMP),-fopenmp) \
+    $(if $(filter 1,$(NO_BLAS)),-DNO_BLAS,$(BLAS_CFLAGS)) \
+    $(if $(filter 1,$(SAN)),$(SANFLAGS)) \
+    -Icommon $(CFLAGS)
+LDFLAGS_ALL = $(if $(HAVE_OPENMP),-fopenmp) \
+    $(if $(filter 1,$(SAN)),$(SANFLAGS)) $(LDFLAGS)
+LIBS_ALL = $(if $(filter 1,$(NO_BLAS)),,$(BLAS_LIBS)) -lm
+
+# chapter N's include path: its own folder and every earlier chapter's
+chincludes = $(foreach n,$(CHAPTERS),$(if $(shell [ $(n) -le $(1) ] && echo y),-I$(call chdir,$(n))))
+
+.DEFAULT_GOAL := all
+.PHONY: all help deps data clean check grade valgrind docs banner FORCE \
+        $(PROGRAMS)
+
+# ---- set-up -------------------------------------------------------------------
+# Each stamp records that a group of packages was found (or installed).
+$(BUILD)/.deps-%:
+	@mkdir -p $(BUILD)
+	@bash common/deps.sh $*
+	@touch $@
+
+deps:
+	@bash common/deps.sh all
+	@mkdir -p $(BUILD) && touch $(BUILD)/.deps-build $(BUILD)/.deps-check \
+	    $(BUILD)/.deps-docs $(BUILD)/.deps-data
+
+data: data/tinyshakespeare.txt
+
+data/tinyshakespeare.txt: | $(BUILD)/.deps-data
+	@bash common/fetch_data.sh tinyshakespeare
+
+banner: | $(BUILD)/.deps-build
+	@echo "build: $(CC), $(VARIANT) -> $(OBJ)/"
+	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
+	  $(if $(BLAS_LIBS),echo "  + OpenBLAS found: $(BLAS_LIBS)",echo "  - OpenBLAS not found"))
+	@$(if $(HAVE_OPENMP),echo "  + OpenMP found",echo "  - OpenMP not found: loops run on one thread")
+	@$(if $(HAVE_NVCC),echo "  + nvcc found (the CUDA backend arrives with chapter 6)",echo "  - nvcc not found: CPU only")
+
+# The binaries at the top level are copies of the current variant's, redone
+# whenever the variant changes.
+$(BUILD)/.variant: FORCE
+	@mkdir -p $(BUILD)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(VARIANT)" ] || echo "$(VARIANT)" > $@
+
+# ---- the core and the chapters --------------------------------------------------
+COMMON_SRC := $(filter-out common/%_test.c,$(wildcard common/*.c))
+COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
+$(OBJ)/libcommon.a: $(COMMON_OBJ)
+	@rm -f $@ && ar rcs $@ $^
+
+$(OBJ)/common/%.o: common/%.c | $(BUILD)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,CC $<)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+define CHAPTER_RULES
+# chapter $(1): a library of its layers, and a program from main.c
+CH$(1)_SRC := $$(filter-out %/main.c,$$(wildcard $(call chdir,$(1))/*.c))
+CH$(1)_OBJ := $$(CH$(1)_SRC:%.c=$$(OBJ)/%.o)
+$$(OBJ)/libch$(1).a: $$(CH$(1)_OBJ)
+	@rm -f $$@ && ar rcs $$@ $$^
+$$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(BUILD)/.deps-build
+	@mkdir -p $$(dir $$@)
+	$$(call say,CC $$<)$$(CC) $$(CFLAGS_ALL) $(call chincludes,$(1)) -c $$< -o $$@
+# later chapters first: each library may use the ones before it
+CH$(1)_LIBS = $$(foreach n,$$(shell seq $(1) -1 1),$$(if $$(filter $$(n),$$(CHAPTERS)),$$(OBJ)/libch$$(n).a))
+$$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcommon.a
+	$$(call say,LINK $$@)$$(CC) $$(LDFLAGS_ALL) $$^ $$(LIBS_ALL) -o $$@
+ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter 1,$(1)),data/tinyshakespeare.txt)
+	@cp $$(OBJ)/ch$(1) ch$(1) && echo "built ./ch$(1)"
+endef
+$(foreach n,$(CHAPTERS),$(eval $(call CHAPTER_RULES,$(n))))
+
+all: $(PROGRAMS)
+
+# ---- tests and grading ------------------------------------------------------------
+# One runner holds every suite: the core's, each chapter's, and the
+# exercise suites linked against the folder $(EXERCISES).
+EXKEY := $(subst /,_,$(patsubst /%,%,$(abspath $(EXERCISES))))
+EXOBJ := $(OBJ)/ex/$(EXKEY)
+EX_SRC := $(foreach n,$(CHAPTERS),$(wildcard $(EXERCISES)/ch$(n)/*.c))
+EX_OBJ := $(foreach f,$(EX_SRC),$(EXOBJ)/$(notdir $(patsubst %/,%,$(dir $(f))))/$(notdir $(f:.c=.o)))
+TEST_SRC := $(wildcard tests/*.c) $(foreach n,$(CHAPTERS),$(wildcard tests/ch$(n)/*.c))
+TEST_OBJ := $(TEST_SRC:%.c=$(OBJ)/%.o)
+ALL_CH_LIBS = $(foreach n,$(shell seq $(words $(CHAPTERS)) -1 1),$(OBJ)/libch$(n).a)
+RUNNER := $(EXOBJ)/run_tests
+GRADER := $(OBJ)/grade_nocode
+ALL_INCLUDES := $(foreach d,$(CHAPTER_DIRS),-I$(d)) -Itests
+# student code: their warnings are theirs, not errors
+EX_WARN := $(if $(filter solutions,$(EXERCISES)),,-Wno-error) -Wno-unused-parameter
+
+$(OBJ)/tests/%.o: tests/%.c | $(BUILD)/.deps-check
+	@mkdir -p $(dir $@)
+	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) $(ALL_INCLUDES) -c $< -o $@
+
+$(EXOBJ)/%.o: $(EXERCISES)/%.c | $(BUILD)/.deps-check
+	@mkdir -p $(dir $@)
+	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(EX_WARN) -fdiagnostics-color=never $(ALL_INCLUDES) -c $< -o $@
+
+$(RUNNER): $(TEST_OBJ) $(EX_OBJ) $(ALL_CH_LIBS) $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ $(CHECK_LIBS) $(LIBS_ALL) -o $@
+
+$(GRADER): tests/grade.c tests/exercises.def $(OBJ)/libcommon.a | $(BUILD)/.deps-check
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) -DGRADE_NO_SUITES $(CHECK_CFLAGS) $(ALL_INCLUDES) \
+	    tests/grade.c $(OBJ)/libcommon.a $(CHECK_LIBS) $(LIBS_ALL) -o $@
+
+runner: $(RUNNER)
+.PHONY: runner
+
+ifeq ($(EXERCISES),solutions)
+# The whole suite with the reference answers: must pass.
+check: banner data/tinyshakespeare.txt $(RUNNER)
+	@mkdir -p $(BUILD)/grade
+	$(RUNNER) --json $(BUILD)/grade/results.json
+else
+# Grading another folder: always writes a report, even when it does not build.
+check: grade
+endif
+
+grade: banner data/tinyshakespeare.txt $(GRADER)
+	@if [ ! -d "$(EXERCISES)" ]; then \
+	    echo "error: EXERCISES=$(EXERCISES) is not a folder" >&2; exit 2; fi
+	@mkdir -p $(BUILD)/grade
+	@echo "grading $(EXERCISES)"
+	@if $(MAKE) --no-print-directory runner EXERCISES=$(EXERCISES) \
+	        > $(BUILD)/grade/build.log 2>&1; then \
+	    $(RUNNER) --grade --json $(BUILD)/grade/results.json; \
+	else \
+	    $(GRADER) --compile-error $(BUILD)/grade/build.log \
+	        --json $(BUILD)/grade/results.json; \
+	fi
+
+valgrind: data/tinyshakespeare.txt
+	@$(MAKE) --no-print-directory runner PORTABLE=1
+	@command -v valgrind >/dev/null || bash common/deps.sh valgrind
+	CK_FORK=no OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell \
+	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
+	  $(BUILD)/$(notdir $(firstword $(CC)))-portable/ex/$(EXKEY)/run_tests
+
+# ---- docs ----------------------------------------------------------------------------
+docs: | $(BUILD)/.deps-docs
+	@bash docs/build.sh
+
+# ---- housekeeping ---------------------------------------------------------------------
+clean:
+	rm -rf $(BUILD) docs/site $(addprefix ch,1 2 3 4 5 6 7)
+
+help:
+	@echo "Transformer from scratch in C. Targets:"
+	@echo "  make chN            build ./chN for chapter N (chapters here: $(CHAPTERS))"
+	@echo "  make all            build every chapter program"
+	@echo "  make check          run every test (core, chapters, exercises with solutions/)"
+	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
+	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
+	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
+	@echo "  make docs           render the book to docs/site/ (pandoc)"
+	@echo "  make data           fetch Tiny Shakespeare into data/"
+	@echo "  make deps           install every Debian package the project uses"
+	@echo "  make clean          remove build/, docs/site/ and the programs"
+	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"
+	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2  CFLAGS=..."
+	@echo "Missing Debian packages are installed with apt-get (sudo when not root)"
+	@echo "by the targets that need them, unless NO_INSTALL=1."
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

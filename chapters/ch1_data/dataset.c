@@ -1,0 +1,75 @@
+#include "dataset.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mem.h"
+#include "utf8.h"
+
+int corpus_load(Corpus *c, const char *path, Error *err) {
+    size_t bytes;
+    char *raw = read_file(path, &bytes, err);
+    if (!raw) return -1;
+    c->text = xmalloc((bytes ? bytes : 1) * sizeof *c->text);
+    long n = utf8_decode(raw, bytes, c->text, err);
+    free(raw);
+    if (n < 0) {
+        free(c->text);
+        char inner[sizeof err->msg];
+        snprintf(inner, sizeof inner, "%s", err->msg);
+        return error_set(err, "%s: %s", path, inner);
+    }
+    if (n < 2) {
+        free(c->text);
+        return error_set(err, "%s: needs at least 2 characters, has %ld",
+                         path, n);
+    }
+    c->n = (size_t)n;
+    vocab_build(&c->vocab, c->text, c->n, NULL);
+    c->ids = xmalloc(c->n * sizeof *c->ids);
+    vocab_encode(&c->vocab, c->text, c->n, c->ids, NULL);  // cannot fail
+    split_train_val(c->ids, c->n, 0.9, &c->train, &c->val);
+    return 0;
+}
+
+void corpus_free(Corpus *c) {
+    free(c->text);
+    free(c->ids);
+    vocab_free(&c->vocab);
+}
+
+//> split
+void split_train_val(const int *ids, size_t n, double train_frac,
+                     Split *train, Split *val) {
+    size_t n_train = (size_t)(train_frac * (double)n);
+    if (n_train > n) n_train = n;
+    train->ids = ids;
+    train->n = n_train;
+    val->ids = ids + n_train;
+    val->n = n - n_train;
+}
+//< split
+
+//> get-batch
+int get_batch(int *x, int *y, const Split *s, int B, int T, Rng *rng,
+              Error *err) {
+    if (B < 1 || T < 1)
+        return error_set(err, "batch size and block size must be >= 1 "
+                         "(got %d and %d)", B, T);
+    if (s->n < (size_t)T + 1)
+        return error_set(err, "a block of %d needs %d tokens, this split "
+                         "has %zu", T, T + 1, s->n);
+    if (s->n - (size_t)T > UINT32_MAX)
+        return error_set(err, "split of %zu tokens is too large", s->n);
+    // Window start i is valid when its last target, ids[i + T], exists:
+    // i + T <= n - 1, so i ranges over 0 .. n - T - 1: n - T choices.
+    for (int b = 0; b < B; b++) {
+        size_t i = rng_below(rng, (uint32_t)(s->n - (size_t)T));
+        for (int t = 0; t < T; t++) {
+            x[b * T + t] = s->ids[i + t];
+            y[b * T + t] = s->ids[i + t + 1];   // the next token
+        }
+    }
+    return 0;
+}
+//< get-batch

@@ -1,0 +1,39 @@
+// dataset.h - the encoded corpus, its train/val split, and random batches.
+#ifndef CH1_DATASET_H
+#define CH1_DATASET_H
+
+#include <stddef.h>
+
+#include "error.h"
+#include "rng.h"
+#include "vocab.h"
+
+// A contiguous run of token ids; the splits point into the full array.
+typedef struct {
+    const int *ids;
+    size_t n;
+} Split;
+
+// Everything chapter 1 builds from a text file.
+typedef struct {
+    uint32_t *text;    // (N,) the file as code points
+    int *ids;          // (N,) the same text as token ids
+    size_t n;          // N
+    Vocab vocab;
+    Split train, val;  // views into ids: the first 90% and the rest
+} Corpus;
+
+// Reads a UTF-8 file and builds vocabulary, ids and the 90/10 split.
+int corpus_load(Corpus *c, const char *path, Error *err);
+void corpus_free(Corpus *c);
+
+// The first floor(train_frac * n) ids are train, the rest val.
+void split_train_val(const int *ids, size_t n, double train_frac,
+                     Split *train, Split *val);
+
+// B random windows of T+1 consecutive ids: x gets the first T, y the last
+// T (the next token at every position). Needs n >= T + 1.
+int get_batch(int *x, int *y, const Split *s, int B, int T, Rng *rng,
+              Error *err);
+
+#endif

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# deps.sh GROUP... : make sure the Debian packages a build step needs are here.
+#
+#   build  - a C compiler, make, pkg-config, OpenBLAS (skipped when NO_BLAS=1)
+#   check  - the Check unit-test library (and what "build" needs)
+#   docs   - pandoc
+#   data   - sha256sum, and curl or wget when ../shared/data is not beside us
+#   valgrind - valgrind, for `make valgrind`
+#   all    - build, check, docs and data
+#
+# Each missing tool is mapped to the Debian package that provides it. When
+# something is missing we install it with apt-get (through sudo when we are
+# not root), saying what and why. NO_INSTALL=1, or a system without apt-get,
+# turns that into one error line that names the packages to install.
+set -euo pipefail
+
+CC_CMD=${CC:-cc}
+missing=()     # Debian package names
+reasons=()     # why each one is needed
+
+need() { missing+=("$1"); reasons+=("$2"); }
+
+check_build() {
+    command -v "${CC_CMD%% *}" >/dev/null 2>&1 \
+        || need build-essential "the C compiler '$CC_CMD'"
+    command -v pkg-config >/dev/null 2>&1 \
+        || need pkg-config "finding OpenBLAS and Check"
+    if [ "${NO_BLAS:-0}" != 1 ]; then
+        if ! command -v pkg-config >/dev/null 2>&1 \
+           || ! pkg-config --exists openblas 2>/dev/null; then
+            need libopenblas-dev "fast matrix products (cblas_sgemm)"
+        fi
+    fi
+}
+
+check_check() {
+    if ! command -v pkg-config >/dev/null 2>&1 \
+       || ! pkg-config --exists check 2>/dev/null; then
+        need check "the unit tests (the Check library)"
+    fi
+}
+
+check_docs() {
+    command -v pandoc >/dev/null 2>&1 || need pandoc "rendering the book"
+}
+
+check_valgrind() {
+    command -v valgrind >/dev/null 2>&1 || need valgrind "make valgrind"
+}
+
+check_data() {
+    command -v sha256sum >/dev/null 2>&1 || need coreutils "sha256sum"
+    if [ ! -d ../shared/data ] && ! command -v curl >/dev/null 2>&1 \
+       && ! command -v wget >/dev/null 2>&1; then
+        need curl "downloading the data sets"
+    fi
+}
+
+[ $# -gt 0 ] || set -- all
+for group in "$@"; do
+    case $group in
+        build) check_build ;;
+        check) check_build; check_check ;;
+        docs)  check_docs ;;
+        data)  check_data ;;
+        valgrind) check_valgrind ;;
+        all)   check_build; check_check; check_docs; check_data ;;
+        *) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
+    esac
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+# de-duplicate, keeping the first reason given for each package
+pkgs=(); why=()
+for i in "${!missing[@]}"; do
+    case " ${pkgs[*]-} " in *" ${missing[$i]} "*) continue ;; esac
+    pkgs+=("${missing[$i]}"); why+=("${missing[$i]} (${reasons[$i]})")
+done
+
+if [ "${NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "error: missing packages: ${why[*]}; install them (Debian/Ubuntu:" \
+         "apt-get install ${pkgs[*]}) and run make again" >&2
+    exit 1
+fi
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+        echo "error: missing packages ${pkgs[*]} and not root (no sudo):" \
+             "ask an administrator to run apt-get install ${pkgs[*]}" >&2
+        exit 1
+    fi
+fi
+
+for w in "${why[@]}"; do echo "deps: installing $w"; done
+export DEBIAN_FRONTEND=noninteractive
+# Install from the current package lists; if that fails (lists missing or
+# stale on a fresh machine), refresh them once and try again.
+if ! $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}" \
+        >/tmp/deps-apt.$$.log 2>&1; then
+    echo "deps: refreshing package lists (apt-get update)"
+    $SUDO apt-get update -q >/tmp/deps-apt.$$.log 2>&1 || true
+    if ! $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}" \
+            >/tmp/deps-apt.$$.log 2>&1; then
+        tail -n 5 /tmp/deps-apt.$$.log >&2
+        echo "error: apt-get install ${pkgs[*]} failed (log: /tmp/deps-apt.$$.log)" >&2
+        exit 1
+    fi
+fi
+rm -f /tmp/deps-apt.$$.log
+echo "deps: installed ${pkgs[*]}"

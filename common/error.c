@@ -1,0 +1,38 @@
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The program name is the one piece of process-wide state in the core: it
+// is written once at start-up and only read afterwards.
+static const char *progname = "transformer";
+
+int error_set(Error *err, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+void error_set_progname(const char *argv0) {
+    const char *slash = strrchr(argv0, '/');
+    progname = slash ? slash + 1 : argv0;
+}
+
+const char *error_progname(void) { return progname; }
+
+_Noreturn void die(const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "%s: error: ", progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(1);
+}

@@ -1,0 +1,28 @@
+// error.h - reporting errors: one clear line, then a non-zero exit.
+//
+// Two styles, for two kinds of code:
+//  * Library code that can fail on user input (a bad file, a character that
+//    is not in the vocabulary) fills an Error and returns -1 (or NULL), so a
+//    caller or a test can look at the message.
+//  * Programs call die() with that message: "ch1: error: ...", exit 1.
+// assert() is kept for programmer errors only, never for user input.
+#ifndef COMMON_ERROR_H
+#define COMMON_ERROR_H
+
+typedef struct {
+    char msg[512];
+} Error;
+
+// Formats the message into err (when err is not NULL); always returns -1 so
+// that library code can write `return error_set(err, "...", ...);`.
+int error_set(Error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+// Name printed in front of every message ("ch1"); set once by main().
+void error_set_progname(const char *argv0);
+const char *error_progname(void);
+
+// Prints "<prog>: error: <message>" on stderr and exits with status 1.
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

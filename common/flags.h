@@ -1,0 +1,36 @@
+// flags.h - the one command-line parser every chapter program uses.
+//
+//   int batch = 4;  const char *data = "data/tinyshakespeare.txt";
+//   Flag flags[] = {
+//       {"batch", FLAG_INT, &batch, "sequences per batch"},
+//       {"data", FLAG_STRING, &data, "UTF-8 text file to read"},
+//   };
+//   flags_parse(argc, argv, flags, 2, "ch1", "Data preparation ...");
+//
+// Accepts "--name value" and "--name=value"; a FLAG_BOOL flag is "--name"
+// (or --name=0/1). --help prints every flag with its default (the value the
+// variable holds before parsing) and exits 0. An unknown flag, a missing or
+// malformed value prints one error line and exits with status 2.
+#ifndef COMMON_FLAGS_H
+#define COMMON_FLAGS_H
+
+#include <stdint.h>
+
+typedef enum { FLAG_INT, FLAG_U64, FLAG_FLOAT, FLAG_STRING, FLAG_BOOL } FlagType;
+
+typedef struct {
+    const char *name;     // without the leading "--"
+    FlagType type;
+    void *value;          // int*, uint64_t*, float*, const char**, bool*
+    const char *help;
+} Flag;
+
+void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
+                 const char *summary);
+
+// For checks after parsing ("--batch must be at least 1"): prints
+// "<prog>: error: <message>" and exits with status 2, like a parse error.
+_Noreturn void flags_fail(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,78 @@
+#include "rng.h"
+
+#include <math.h>
+
+// MT19937 constants (Matsumoto & Nishimura, 1998).
+#define MT_M 397
+#define MT_MATRIX_A 0x9908b0dfu
+#define MT_UPPER 0x80000000u
+#define MT_LOWER 0x7fffffffu
+
+void rng_seed(Rng *r, uint64_t seed) {
+    // PyTorch keeps the low 32 bits of the seed for this generator.
+    r->state[0] = (uint32_t)(seed & 0xffffffffu);
+    for (int i = 1; i < RNG_N; i++) {
+        uint32_t prev = r->state[i - 1];
+        r->state[i] = 1812433253u * (prev ^ (prev >> 30)) + (uint32_t)i;
+    }
+    r->next = RNG_N;                       // regenerate on the first draw
+}
+
+static void rng_twist(Rng *r) {
+    for (int i = 0; i < RNG_N; i++) {
+        uint32_t y = (r->state[i] & MT_UPPER)
+                   | (r->state[(i + 1) % RNG_N] & MT_LOWER);
+        uint32_t v = r->state[(i + MT_M) % RNG_N] ^ (y >> 1);
+        r->state[i] = (y & 1u) ? v ^ MT_MATRIX_A : v;
+    }
+    r->next = 0;
+}
+
+uint32_t rng_u32(Rng *r) {
+    if (r->next >= RNG_N) rng_twist(r);
+    uint32_t y = r->state[r->next++];
+    y ^= y >> 11;                          // tempering
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+uint32_t rng_below(Rng *r, uint32_t n) { return rng_u32(r) % n; }
+
+float rng_uniform(Rng *r) {
+    return (float)(rng_u32(r) & ((1u << 24) - 1)) * (1.0f / 16777216.0f);
+}
+
+// Box-Muller on one block of 16 uniforms: the first 8 become cosines, the
+// last 8 sines, exactly as PyTorch's normal_fill_16.
+static void normal_block16(float *x, float mean, float std) {
+    const double two_pi = 6.283185307179586476925;
+    for (int j = 0; j < 8; j++) {
+        float u1 = 1.0f - x[j];            // in (0, 1]: log is finite
+        float u2 = x[j + 8];
+        float radius = sqrtf(-2.0f * logf(u1));
+        float theta = (float)(two_pi * (double)u2);  // as PyTorch
+        x[j] = radius * cosf(theta) * std + mean;
+        x[j + 8] = radius * sinf(theta) * std + mean;
+    }
+}
+
+void rng_normal_fill(Rng *r, float *out, size_t n, float mean, float std) {
+    if (n < 16) {
+        float block[16];
+        for (int i = 0; i < 16; i++) block[i] = rng_uniform(r);
+        normal_block16(block, mean, std);
+        for (size_t i = 0; i < n; i++) out[i] = block[i];
+        return;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = rng_uniform(r);
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        normal_block16(out + i, mean, std);
+    if (n % 16 != 0) {
+        // PyTorch redoes the last 16 values with fresh uniforms.
+        float *tail = out + n - 16;
+        for (int i = 0; i < 16; i++) tail[i] = rng_uniform(r);
+        normal_block16(tail, mean, std);
+    }
+}

@@ -1,0 +1,34 @@
+// testing.h - the runtime the unit tests share.
+//
+// Nothing here depends on the Check library, so these helpers can be tested
+// themselves; tests/check_util.h wraps them in Check assertions.
+#ifndef COMMON_TESTING_H
+#define COMMON_TESTING_H
+
+#include <stddef.h>
+
+// Element-wise closeness: |got[i] - want[i]| <= atol + rtol * |want[i]|,
+// and NaN or infinity where want is finite always fails. Returns 1 when all
+// n elements pass. Otherwise returns 0 and writes into msg the first bad
+// index with both values, the number of bad elements and the largest
+// absolute difference (and where it is).
+int tensor_close(const char *what, const float *got, const double *want,
+                 size_t n, double atol, double rtol, char *msg, size_t size);
+
+// The same, with a float32 reference.
+int tensor_close_f(const char *what, const float *got, const float *want,
+                   size_t n, double atol, double rtol, char *msg, size_t size);
+
+// Central finite differences, in double, against an analytic gradient.
+// loss(ctx) evaluates the scalar loss at the current values of param (it
+// runs the float forward pass and reduces in double). For each of the n
+// elements of param, the checker sets param[i] = x +- eps, evaluates
+// (L+ - L-) / 2 eps and restores param[i] exactly. It passes when
+// |numeric - analytic| <= atol + rtol * max(|numeric|, |analytic|) for all
+// elements; otherwise writes the worst element into msg and returns 0.
+typedef double (*LossFn)(void *ctx);
+int grad_check(const char *what, LossFn loss, void *ctx, float *param,
+               const float *grad, size_t n, double eps, double atol,
+               double rtol, char *msg, size_t size);
+
+#endif

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# docs/build.sh -- render the book's markdown into a static HTML site.
+#
+# Usage (from the repository root):   bash docs/build.sh
+#
+#   README.md                     -> docs/site/index.html
+#   chapters/chN_*/chN.md         -> docs/site/chN.html     (one per chapter)
+#   all chapters, in order        -> docs/site/book.html    (single page)
+#
+# Every page is one pandoc call using docs/template.html, docs/style.css
+# and the Lua filter docs/include.lua (code inclusion + link rewriting).
+# Works offline; needs only pandoc (>= 2.11; Debian 12 ships 2.17).
+#
+# Environment:
+#   DOCS_ROOT   repository root to render (default: .).  The template,
+#               style sheet and filter always come from this script's own
+#               folder, the content and the output from $DOCS_ROOT.
+#   PANDOC      pandoc executable to use (default: pandoc)
+set -euo pipefail
+
+die() { echo "build.sh: error: $*" >&2; exit 1; }
+
+# Where template.html, style.css and include.lua live (absolute path,
+# taken before we change directory).
+SELF=${BASH_SOURCE[0]}
+if [[ $SELF == */* ]]; then DOCS_DIR=${SELF%/*}; else DOCS_DIR=.; fi
+DOCS_DIR=$(cd "$DOCS_DIR" && pwd)
+ROOT=${DOCS_ROOT:-.}
+PANDOC=${PANDOC:-pandoc}
+
+command -v "$PANDOC" >/dev/null 2>&1 ||
+  die "pandoc not found (looked for '$PANDOC'); install it, e.g. 'apt-get install pandoc'"
+for f in template.html style.css include.lua; do
+  [[ -f $DOCS_DIR/$f ]] || die "missing $DOCS_DIR/$f"
+done
+[[ -d $ROOT ]] || die "DOCS_ROOT '$ROOT' is not a directory"
+cd "$ROOT"
+[[ -f README.md ]] || die "no README.md in $(pwd) (run from the repository root or set DOCS_ROOT)"
+
+OUT=docs/site
+# How output paths are shown in the log: relative to where we were started.
+if [[ $ROOT == . ]]; then SHOW=$OUT; else SHOW=${ROOT%/}/$OUT; fi
+
+# ---------------------------------------------------------------- chapters
+# Find chapters/chN_<name>/chN.md and sort them by N (numerically, so
+# ch10 would come after ch9).
+shopt -s nullglob
+declare -A CH_FILE=()
+for f in chapters/ch*_*/ch*.md; do
+  [[ $f =~ ^chapters/ch([0-9]+)_[^/]*/ch([0-9]+)\.md$ ]] || continue
+  [[ ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]] || continue
+  n=$((10#${BASH_REMATCH[1]}))
+  [[ -z ${CH_FILE[$n]:-} ]] ||
+    die "two files for chapter $n: ${CH_FILE[$n]} and $f"
+  CH_FILE[$n]=$f
+done
+NUMS=()
+if ((${#CH_FILE[@]})); then
+  mapfile -t NUMS < <(printf '%s\n' "${!CH_FILE[@]}" | sort -n)
+fi
+
+# Title of a markdown file: `title:` of its YAML header, else its first
+# level-1 "# heading" (outside code fences), without {#id .class} and a
+# leading "Chapter N:" (the site adds "Ch N" itself).
+md_title() {
+  awk '
+    NR == 1 && /^---[ \t]*$/ { yaml = 1; next }
+    yaml {
+      if (/^(---|\.\.\.)[ \t]*$/) { yaml = 0; next }
+      if (sub(/^title:[ \t]*/, "")) {
+        gsub(/^["'\'']|["'\'']$/, ""); print; exit
+      }
+      next
+    }
+    /^[ \t]*(```|~~~)/ { fence = !fence; next }
+    !fence && /^# / {
+      sub(/^# +/, ""); sub(/[ \t]*\{[^}]*\}[ \t]*$/, ""); sub(/[ \t#]+$/, "")
+      print; exit
+    }' "$1" |
+    sed -E 's/^(Chapter|Ch\.?)[[:space:]]+[0-9]+[[:space:]]*[:.–—-][[:space:]]*//'
+}
+
+# Text for a YAML single-quoted string (quotes are doubled).
+yq() { printf "'%s'" "${1//\'/\'\'}"; }
+
+# Markdown -> literal text: drop ` and *, then backslash-escape every
+# ASCII punctuation character so pandoc reads it back verbatim (used
+# where HTML markup must not appear, e.g. in title="..." and <title>).
+plain() {
+  local s=${1//\`/}
+  s=${s//\*/}
+  # shellcheck disable=SC2001  # sed is clearer than bash here
+  sed -E 's/([][!"#$%&'\''()*+,./:;<=>?@\\^_`{|}~-])/\\\1/g' <<<"$s"
+}
+
+declare -A CH_TITLE=()
+for n in "${NUMS[@]}"; do
+  t=$(md_title "${CH_FILE[$n]}")
+  CH_TITLE[$n]=${t:-Chapter $n}
+done
+SITE_TITLE=$(md_title README.md)
+SITE_TITLE=${SITE_TITLE:-Transformer from scratch in C}
+
+# ------------------------------------------------------------ page metadata
+# Each page gets a small YAML file of variables for docs/template.html:
+# the chapter list for the nav bar, and prev/next links.
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# write_meta PAGE  -- PAGE is "index", "book" or a chapter number.
+write_meta() {
+  local page=$1 i n
+  {
+    echo "site-title: $(yq "$(plain "$SITE_TITLE")")"
+    case $page in
+      index) echo "site-page: index"; echo "site-home: true"
+             echo "pagetitle: 'Home'" ;;
+      book)  echo "site-page: book"; echo "site-book: true"; echo "toc-open: true"
+             echo "pagetitle: 'All chapters'" ;;
+      *)     echo "site-page: ch$page"
+             echo "pagetitle: $(yq "Ch $page: $(plain "${CH_TITLE[$page]}")")" ;;
+    esac
+    echo "site-chapters:"
+    for n in "${NUMS[@]}"; do
+      echo "  - num: '$n'"
+      echo "    href: 'ch$n.html'"
+      echo "    title: $(yq "${CH_TITLE[$n]}")"
+      echo "    plain: $(yq "$(plain "${CH_TITLE[$n]}")")"
+      if [[ $page == "$n" ]]; then echo "    current: true"; fi
+    done
+    # previous / next chapter (chapter pages only)
+    if [[ $page =~ ^[0-9]+$ ]]; then
+      for i in "${!NUMS[@]}"; do
+        [[ ${NUMS[$i]} == "$page" ]] || continue
+        if ((i > 0)); then
+          n=${NUMS[$((i - 1))]}
+          echo "site-prev: {num: '$n', href: 'ch$n.html', title: $(yq "${CH_TITLE[$n]}")}"
+        fi
+        if ((i + 1 < ${#NUMS[@]})); then
+          n=${NUMS[$((i + 1))]}
+          echo "site-next: {num: '$n', href: 'ch$n.html', title: $(yq "${CH_TITLE[$n]}")}"
+        fi
+      done
+    fi
+  } >"$TMP/$page.yaml"
+}
+
+# ------------------------------------------------------------------ render
+COMMON=(
+  --from markdown --to html5 --standalone --wrap=none
+  --template "$DOCS_DIR/template.html"
+  --css style.css
+  --mathml
+  --highlight-style tango
+  --lua-filter "$DOCS_DIR/include.lua"
+  --resource-path=.
+)
+
+mkdir -p "$OUT"
+rm -f "$OUT"/*.html          # no stale pages from renamed chapters
+cp "$DOCS_DIR/style.css" "$OUT/style.css"
+if [[ -d docs/figures ]]; then
+  mkdir -p "$OUT/figures"
+  cp -R docs/figures/. "$OUT/figures/"
+fi
+
+FAILED=()
+# render OUTPUT_NAME META_PAGE [pandoc options...] INPUT...
+render() {
+  local name=$1 page=$2
+  shift 2
+  write_meta "$page"
+  if "$PANDOC" "${COMMON[@]}" --metadata-file "$TMP/$page.yaml" \
+      -o "$OUT/$name" "$@"; then
+    echo "wrote $SHOW/$name"
+  else
+    rm -f "$OUT/$name"
+    echo "build.sh: error: pandoc failed for $SHOW/$name (see message above)" >&2
+    FAILED+=("$name")
+  fi
+}
+
+render index.html index README.md
+for n in "${NUMS[@]}"; do
+  render "ch$n.html" "$n" --toc --toc-depth=3 "${CH_FILE[$n]}"
+done
+if ((${#NUMS[@]})); then
+  CH_FILES=()
+  for n in "${NUMS[@]}"; do CH_FILES+=("${CH_FILE[$n]}"); done
+  # --file-scope: footnotes and link references stay local to their chapter
+  render book.html book --toc --toc-depth=2 --file-scope \
+    --metadata title="$SITE_TITLE" "${CH_FILES[@]}"
+else
+  echo "build.sh: warning: no chapters/chN_*/chN.md found; skipping book.html" >&2
+fi
+
+if ((${#FAILED[@]})); then
+  die "${#FAILED[@]} page(s) failed: ${FAILED[*]}"
+fi
+echo "done: $((${#NUMS[@]} + 1 + (${#NUMS[@]} > 0))) page(s) in $SHOW"

@@ -1,0 +1,285 @@
+--[[
+include.lua -- a small pandoc Lua filter used by docs/build.sh.
+
+It does two jobs:
+
+1. Code inclusion.  In a chapter you write an EMPTY fenced code block
+
+       ```{.c include="chapters/ch1_data/vocab.c" region="encode"}
+       ```
+
+   and the filter fills it with the lines of that file that sit strictly
+   between the marker comments
+
+       //> encode
+       ...these lines are included...
+       //< encode
+
+   The path is relative to the repository root (build.sh runs pandoc
+   from there).  Without region=... the whole file is included.
+   Marker lines of any region are never shown, so regions may be nested
+   or may overlap.  The included lines are dedented, and a small label
+   naming the source file (and region) is put above the block.
+
+   Anything odd -- missing file, unknown region, a region opened twice
+   or never closed -- stops the build with a message, so the book can
+   never silently show stale or wrong code.
+
+2. Link rewriting.  The markdown sources link to each other the way
+   GitHub shows them (README.md, chapters/ch1_data/ch1.md, ...).  In the
+   rendered site those pages are index.html, ch1.html, ...; figures
+   under docs/figures/ (or docs/site/figures/) end up in figures/.
+--]]
+
+-- Stop the whole build with a readable message.  pandoc exits with the
+-- status we give, so build.sh notices the failure.
+local function fail(msg)
+  io.stderr:write("include.lua: error: " .. msg .. "\n")
+  os.exit(1)
+end
+
+-- Read a file and return its lines (without line endings).
+local function read_lines(path)
+  local f = io.open(path, "r")
+  if not f then
+    fail("cannot open included file '" .. path ..
+         "' (paths are relative to the repository root)")
+  end
+  local lines = {}
+  for line in f:lines() do
+    lines[#lines + 1] = line:gsub("\r$", "")  -- tolerate CRLF files
+  end
+  f:close()
+  return lines
+end
+
+-- If `line` is a region marker, return its kind (">" opens, "<" closes)
+-- and the region name; otherwise return nil.  A marker is a line whose
+-- content, after leading whitespace, starts with "//>" or "//<"; the
+-- name is the first word after that.
+local function parse_marker(line)
+  local kind, rest = line:match("^%s*//([<>])(.*)$")
+  if not kind then return nil end
+  local name = rest:match("^%s*(%S+)")
+  return kind, name
+end
+
+-- Find every region of a file.  Returns a table
+--   regions[name] = { first = <line no. of opening marker>,
+--                     last  = <line no. of closing marker> }
+-- and checks that each region is opened once and closed once.
+local function scan_regions(path, lines)
+  local regions = {}
+  for i, line in ipairs(lines) do
+    local kind, name = parse_marker(line)
+    if kind and not name then
+      fail(path .. ":" .. i .. ": region marker without a name")
+    elseif kind == ">" then
+      if regions[name] then
+        fail(path .. ":" .. i .. ": region '" .. name ..
+             "' appears twice (first opened on line " ..
+             regions[name].first .. ")")
+      end
+      regions[name] = { first = i }
+    elseif kind == "<" then
+      local r = regions[name]
+      if not r then
+        fail(path .. ":" .. i .. ": region '" .. name ..
+             "' is closed but was never opened")
+      elseif r.last then
+        fail(path .. ":" .. i .. ": region '" .. name ..
+             "' is closed twice")
+      end
+      r.last = i
+    end
+  end
+  for name, r in pairs(regions) do
+    if not r.last then
+      fail(path .. ":" .. r.first .. ": region '" .. name ..
+           "' is opened but never closed")
+    end
+  end
+  return regions
+end
+
+-- Remove the indentation that all non-blank lines share, so a region
+-- taken from inside a function body starts at column 0.
+local function dedent(lines)
+  local common = nil
+  for _, line in ipairs(lines) do
+    if line:match("%S") then
+      local indent = line:match("^%s*")
+      if common == nil then
+        common = indent
+      else
+        -- shorten `common` until it is a prefix of this line's indent
+        while indent:sub(1, #common) ~= common do
+          common = common:sub(1, -2)
+        end
+      end
+    end
+  end
+  local n = #(common or "")
+  local out = {}
+  for i, line in ipairs(lines) do
+    if line:match("%S") then
+      out[i] = line:sub(n + 1)
+    else
+      out[i] = ""  -- blank lines become truly empty
+    end
+  end
+  return out
+end
+
+-- Return the text to show for file `path`, region `region` (nil means
+-- the whole file).
+local function extract(path, region)
+  local lines = read_lines(path)
+  local regions = scan_regions(path, lines)
+
+  local first, last = 1, #lines
+  if region then
+    local r = regions[region]
+    if not r then
+      fail("region '" .. region .. "' not found in " .. path ..
+           " (expected lines '//> " .. region .. "' and '//< " ..
+           region .. "')")
+    end
+    -- strictly between the two marker lines
+    first, last = r.first + 1, r.last - 1
+  end
+
+  local kept = {}
+  for i = first, last do
+    if not parse_marker(lines[i]) then  -- drop markers of other regions
+      kept[#kept + 1] = lines[i]
+    end
+  end
+
+  -- Drop blank lines at the very start and end of the snippet.
+  while #kept > 0 and not kept[1]:match("%S") do table.remove(kept, 1) end
+  while #kept > 0 and not kept[#kept]:match("%S") do table.remove(kept) end
+
+  return table.concat(dedent(kept), "\n")
+end
+
+-- Replace an include code block by the included code plus a label.
+function CodeBlock(block)
+  local path = block.attributes["include"]
+  if not path then return nil end  -- an ordinary code block: leave it
+  local region = block.attributes["region"]
+  if region == "" then region = nil end
+
+  if block.text:match("%S") then
+    fail("the code block including " .. path ..
+         " must be empty (its body would be thrown away)")
+  end
+
+  block.text = extract(path, region)
+  -- The include/region attributes have done their job; classes such as
+  -- .c stay, so the code is still highlighted as C.
+  block.attributes["include"] = nil
+  block.attributes["region"] = nil
+
+  -- The label: <div class="srcref"><code>path</code> <span>region</span></div>
+  local label = { pandoc.Code(path) }
+  if region then
+    label[#label + 1] = pandoc.Space()
+    label[#label + 1] = pandoc.Span({ pandoc.Str(region) },
+                                    pandoc.Attr("", { "region" }))
+  end
+  local srcref = pandoc.Div({ pandoc.Plain(label) },
+                            pandoc.Attr("", { "srcref" }))
+  return pandoc.Div({ srcref, block }, pandoc.Attr("", { "listing" }))
+end
+
+-- Map a link target from the markdown world to the rendered site.
+-- Returns nil when the target should stay as it is.
+local function site_target(target)
+  if target:match("^%a[%w+.-]*:") or target:match("^#") then
+    return nil  -- absolute URL (http:, mailto:, ...) or in-page anchor
+  end
+  local path, anchor = target:match("^([^#]*)(.*)$")
+
+  -- .../chN_something/chN.md  ->  chN.html  (any leading path allowed)
+  local dir_n, file_n = path:match("ch(%d+)_[^/]*/ch(%d+)%.md$")
+  local before = dir_n and path:match("^(.-)ch%d+_[^/]*/ch%d+%.md$")
+  if dir_n and dir_n == file_n and (before == "" or before:match("/$")) then
+    return "ch" .. tonumber(dir_n) .. ".html" .. anchor
+  end
+  -- chN.md on its own (a link between files in the same folder)
+  local n = path:match("^ch(%d+)%.md$")
+  if n then return "ch" .. tonumber(n) .. ".html" .. anchor end
+  -- README.md (at any depth)  ->  index.html
+  if path == "README.md" or path:match("/README%.md$") then
+    return "index.html" .. anchor
+  end
+  -- figures are copied to figures/ inside the site
+  local fig = path:match("docs/site/figures/(.+)$")
+           or path:match("docs/figures/(.+)$")
+  if fig then return "figures/" .. fig .. anchor end
+  return nil
+end
+
+function Link(link)
+  local t = site_target(link.target)
+  if t then
+    link.target = t
+    return link
+  end
+end
+
+function Image(img)
+  local t = site_target(img.src)
+  if t then
+    img.src = t
+    return img
+  end
+end
+
+-- Book page only (a no-op on single pages, where pandoc already makes
+-- ids unique): build.sh renders book.html with --file-scope, so two
+-- chapters may both have a heading "Exercises" with id "exercises".
+-- Give later duplicates a suffix ("exercises-1") so the table of
+-- contents works, and fix "#exercises" links inside that chapter.
+-- A new chapter starts at each top-level "# heading".
+function Pandoc(doc)
+  local blocks = doc.blocks
+  local used = {}        -- ids handed out so far
+  local renames = {}     -- renames[chapter][old id] = new id
+  local chapter_of = {}  -- chapter number of each top-level block
+  local chapter = 0
+  for i, block in ipairs(blocks) do
+    if block.t == "Header" and block.level == 1 then chapter = chapter + 1 end
+    chapter_of[i] = chapter
+    if block.t == "Header" and block.identifier ~= "" then
+      local id = block.identifier
+      if used[id] then
+        local k = 1
+        while used[id .. "-" .. k] do k = k + 1 end
+        renames[chapter] = renames[chapter] or {}
+        renames[chapter][id] = id .. "-" .. k
+        id = id .. "-" .. k
+        block.identifier = id
+      end
+      used[id] = true
+    end
+  end
+  if next(renames) == nil then return nil end  -- nothing was renamed
+
+  for i, block in ipairs(blocks) do
+    local map = renames[chapter_of[i]]
+    if map then
+      blocks[i] = pandoc.walk_block(block, {
+        Link = function(link)
+          local new = map[link.target:match("^#(.+)$") or ""]
+          if new then
+            link.target = "#" .. new
+            return link
+          end
+        end,
+      })
+    end
+  end
+  return pandoc.Pandoc(blocks, doc.meta)
+end

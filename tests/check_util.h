@@ -1,0 +1,40 @@
+// check_util.h - Check assertions over the shared test runtime.
+#ifndef TESTS_CHECK_UTIL_H
+#define TESTS_CHECK_UTIL_H
+
+#include <check.h>
+
+#include "testing.h"
+
+// Default per-test timeout in seconds (CK_TIMEOUT_MULTIPLIER scales it,
+// which the sanitizer and valgrind runs use).
+#define TEST_TIMEOUT 10
+
+#define ck_assert_close(what, got, want, n, atol, rtol) do {               \
+        char msg_[512];                                                    \
+        ck_assert_msg(tensor_close(what, got, want, n, atol, rtol, msg_,   \
+                                   sizeof msg_), "%s", msg_);              \
+    } while (0)
+
+#define ck_assert_close_f(what, got, want, n, atol, rtol) do {             \
+        char msg_[512];                                                    \
+        ck_assert_msg(tensor_close_f(what, got, want, n, atol, rtol, msg_, \
+                                     sizeof msg_), "%s", msg_);            \
+    } while (0)
+
+#define ck_assert_grad(what, loss, ctx, param, grad, n, eps, atol, rtol)    \
+    do {                                                                   \
+        char msg_[512];                                                    \
+        ck_assert_msg(grad_check(what, loss, ctx, param, grad, n, eps,     \
+                                 atol, rtol, msg_, sizeof msg_),           \
+                      "%s", msg_);                                         \
+    } while (0)
+
+// A TCase with the project's timeout.
+TCase *tcase_new(const char *name);
+
+// Tiny Shakespeare, for tests that need the real corpus (`make check`
+// fetches it first).
+#define SHAKESPEARE_PATH "data/tinyshakespeare.txt"
+
+#endif

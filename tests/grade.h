@@ -1,0 +1,39 @@
+// grade.h - the score table and Gradescope's results.json.
+#ifndef TESTS_GRADE_H
+#define TESTS_GRADE_H
+
+#include <stddef.h>
+
+typedef struct {
+    const char *id;        // "1.2"
+    int chapter;
+    double points;
+    const char *title;
+} ExerciseInfo;
+
+// Worst first: the status shown for an exercise is the worst of its tests.
+typedef enum {
+    ST_PASS, ST_FAIL, ST_TIMEOUT, ST_CRASH, ST_TODO, ST_MISSING, ST_NOBUILD
+} Status;
+
+typedef struct {
+    int n_tests, n_pass;
+    Status status;
+    char output[2048];     // the messages of the tests that did not pass
+} ExerciseResult;
+
+extern const ExerciseInfo EXERCISE_TABLE[];
+extern const int N_EXERCISES;
+
+const char *status_word(Status s);
+
+// Score of one exercise: its points times the fraction of its tests passed.
+double exercise_score(const ExerciseInfo *e, const ExerciseResult *r);
+
+// Prints the table and writes json_path (Gradescope format). output, when
+// not NULL, becomes the top-level "output" (a compiler log, for example).
+// Returns 0, or -1 when the file cannot be written.
+int grade_report(const ExerciseResult *results, const char *json_path,
+                 const char *output);
+
+#endif

@@ -1,0 +1,324 @@
+// Tests of the common core: RNG, GEMM, flags, UTF-8, the test runtime.
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_util.h"
+#include "error.h"
+#include "flags.h"
+#include "gemm.h"
+#include "mem.h"
+#include "progress.h"
+#include "rng.h"
+#include "utf8.h"
+
+// ---- rng ---------------------------------------------------------------------
+
+START_TEST(rng_mt19937_reference) {
+    // C++11 requires the 10000th output of mt19937 (default seed 5489) to
+    // be 4123659995; the first is 3499211612.
+    Rng r;
+    rng_seed(&r, 5489);
+    ck_assert_uint_eq(rng_u32(&r), 3499211612u);
+    for (int i = 1; i < 9999; i++) rng_u32(&r);
+    ck_assert_uint_eq(rng_u32(&r), 4123659995u);
+}
+END_TEST
+
+START_TEST(rng_matches_torch_rand) {
+    // torch.manual_seed(42); torch.rand(3) -> 0.8823, 0.9150, 0.3829
+    Rng r;
+    rng_seed(&r, 42);
+    ck_assert_float_eq_tol(rng_uniform(&r), 0.8823f, 5e-5f);
+    ck_assert_float_eq_tol(rng_uniform(&r), 0.9150f, 5e-5f);
+    ck_assert_float_eq_tol(rng_uniform(&r), 0.3829f, 5e-5f);
+}
+END_TEST
+
+START_TEST(rng_reproducible_and_in_range) {
+    Rng a, b;
+    rng_seed(&a, 123);
+    rng_seed(&b, 123);
+    for (int i = 0; i < 1000; i++) {
+        uint32_t k = rng_below(&a, 7);
+        ck_assert_uint_lt(k, 7);
+        ck_assert_uint_eq(k, rng_below(&b, 7));
+        float u = rng_uniform(&a);
+        ck_assert(u >= 0.0f && u < 1.0f);
+        rng_uniform(&b);
+    }
+}
+END_TEST
+
+START_TEST(rng_normal_moments) {
+    enum { N = 100000 };
+    float *x = alloc_floats(N);
+    Rng r;
+    rng_seed(&r, 5);
+    rng_normal_fill(&r, x, N, 1.0f, 2.0f);
+    double mean = 0, var = 0;
+    for (int i = 0; i < N; i++) mean += x[i];
+    mean /= N;
+    for (int i = 0; i < N; i++) var += (x[i] - mean) * (x[i] - mean);
+    var /= N - 1;
+    // standard errors: 2/sqrt(N) = 0.0063 for the mean, ~0.018 for var
+    ck_assert_double_eq_tol(mean, 1.0, 0.03);
+    ck_assert_double_eq_tol(var, 4.0, 0.1);
+    free(x);
+}
+END_TEST
+
+// ---- gemm ----------------------------------------------------------------------
+
+// C = op(A) op(B) in double, straight from the definition.
+static void gemm_ref(bool ta, bool tb, int M, int N, int K, const float *A,
+                     const float *B, double *C) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += (double)(ta ? A[k * M + i] : A[i * K + k])
+                   * (tb ? B[j * K + k] : B[k * N + j]);
+            C[i * N + j] = s;
+        }
+}
+
+START_TEST(gemm_by_hand) {
+    const float A[6] = {1, 2, 3, 4, 5, 6};        // (2,3)
+    const float B[6] = {7, 8, 9, 10, 11, 12};     // (3,2)
+    float C[4] = {NAN, NAN, NAN, NAN};            // beta 0: never read
+    gemm_naive(false, false, 2, 2, 3, 1.0f, A, 3, B, 2, 0.0f, C, 2);
+    const float want[4] = {58, 64, 139, 154};
+    ck_assert_close_f("naive", C, want, 4, 0, 0);
+    float D[4] = {NAN, NAN, NAN, NAN};
+    gemm(false, false, 2, 2, 3, 1.0f, A, 3, B, 2, 0.0f, D, 2);
+    ck_assert_close_f(gemm_backend(), D, want, 4, 0, 0);
+}
+END_TEST
+
+START_TEST(gemm_transposes_alpha_beta) {
+    enum { M = 5, N = 7, K = 3 };
+    float A[M * K], B[K * N], C0[M * N];
+    Rng r;
+    rng_seed(&r, 9);
+    rng_normal_fill(&r, A, M * K, 0, 1);
+    rng_normal_fill(&r, B, K * N, 0, 1);
+    rng_normal_fill(&r, C0, M * N, 0, 1);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            double want[M * N];
+            gemm_ref(ta, tb, M, N, K, A, B, want);
+            for (int i = 0; i < M * N; i++) want[i] = 0.5 * want[i] + 2.0 * C0[i];
+            float c1[M * N], c2[M * N];
+            memcpy(c1, C0, sizeof c1);
+            memcpy(c2, C0, sizeof c2);
+            gemm_naive(ta, tb, M, N, K, 0.5f, A, ta ? M : K, B, tb ? K : N,
+                       2.0f, c1, N);
+            gemm(ta, tb, M, N, K, 0.5f, A, ta ? M : K, B, tb ? K : N,
+                 2.0f, c2, N);
+            ck_assert_close("naive", c1, want, M * N, 1e-5, 1e-5);
+            ck_assert_close("gemm", c2, want, M * N, 1e-5, 1e-5);
+        }
+}
+END_TEST
+
+// ---- flags ------------------------------------------------------------------------
+
+START_TEST(flags_parse_all_types) {
+    int n = 1;
+    uint64_t seed = 0;
+    float lr = 0.5f;
+    const char *path = "x";
+    bool verbose = false, quiet = true;
+    Flag flags[] = {
+        {"n", FLAG_INT, &n, "count"},
+        {"seed", FLAG_U64, &seed, "seed"},
+        {"lr", FLAG_FLOAT, &lr, "rate"},
+        {"data", FLAG_STRING, &path, "file"},
+        {"verbose", FLAG_BOOL, &verbose, "talk"},
+        {"quiet", FLAG_BOOL, &quiet, "hush"},
+    };
+    char *argv[] = {"prog", "--n", "-3", "--seed=18446744073709551615",
+                    "--lr", "3e-4", "--data=a=b.txt", "--verbose",
+                    "--quiet=0"};
+    flags_parse(9, argv, flags, 6, "test");
+    ck_assert_int_eq(n, -3);
+    ck_assert_uint_eq(seed, UINT64_MAX);
+    ck_assert_float_eq(lr, 3e-4f);
+    ck_assert_str_eq(path, "a=b.txt");
+    ck_assert(verbose);
+    ck_assert(!quiet);
+}
+END_TEST
+
+static int n_global_for_exit_tests;
+static Flag exit_flags[] = {
+    {"n", FLAG_INT, &n_global_for_exit_tests, "count"},
+};
+
+START_TEST(flags_unknown_exits_2) {
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    char *argv[] = {"prog", "--nope", "1"};
+    flags_parse(3, argv, exit_flags, 1, "test");
+}
+END_TEST
+
+START_TEST(flags_bad_value_exits_2) {
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    char *argv[] = {"prog", "--n", "12abc"};
+    flags_parse(3, argv, exit_flags, 1, "test");
+}
+END_TEST
+
+START_TEST(flags_missing_value_exits_2) {
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    char *argv[] = {"prog", "--n"};
+    flags_parse(2, argv, exit_flags, 1, "test");
+}
+END_TEST
+
+START_TEST(flags_help_exits_0) {
+    char *argv[] = {"prog", "--help"};
+    fclose(stdout);                 // keep the test log clean
+    flags_parse(2, argv, exit_flags, 1, "test");
+}
+END_TEST
+
+// ---- utf8 -------------------------------------------------------------------------
+
+START_TEST(utf8_round_trip_and_errors) {
+    const char s[] = "Zoë \xe2\x82\xac \xf0\x9f\x98\x80";
+    uint32_t cps[32];
+    Error err;
+    long n = utf8_decode(s, sizeof s - 1, cps, &err);
+    ck_assert_int_eq(n, 7);
+    char back[64];
+    size_t len = 0;
+    for (long i = 0; i < n; i++) len += (size_t)utf8_encode(cps[i], back + len);
+    ck_assert_uint_eq(len, sizeof s - 1);
+    ck_assert_mem_eq(back, s, len);
+    ck_assert_int_eq(utf8_decode("ab\xc0\xaf", 4, cps, &err), -1);
+    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 2 (overlong form, "
+                     "surrogate or value above U+10FFFF)");
+    ck_assert_int_eq(utf8_decode("a\xe2\x82", 3, cps, &err), -1);
+    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 1 (truncated "
+                     "3-byte sequence)");
+    ck_assert_int_eq(utf8_decode("a\xe2(xy", 5, cps, &err), -1);
+    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 1 (byte 0x28 at "
+                     "offset 2 is not a continuation byte)");
+    char d[32];
+    utf8_describe('\n', d, sizeof d);
+    ck_assert_str_eq(d, "'\\n'");
+    utf8_describe(0xe9, d, sizeof d);
+    ck_assert_str_eq(d, "'\xc3\xa9' (U+00E9)");
+}
+END_TEST
+
+START_TEST(read_file_missing) {
+    Error err;
+    size_t len;
+    ck_assert_ptr_null(read_file("/nonexistent/file", &len, &err));
+    ck_assert_str_eq(err.msg, "cannot open /nonexistent/file: No such file "
+                     "or directory");
+}
+END_TEST
+
+// ---- the test runtime itself ---------------------------------------------------
+
+START_TEST(tensor_close_reports_first_and_worst) {
+    const float got[5] = {1.0f, 2.0f, 3.5f, 4.0f, 10.0f};
+    const double want[5] = {1.0, 2.0, 3.0, 4.0, 5.0};
+    char msg[512];
+    ck_assert(tensor_close("x", got, want, 3 - 1, 0, 0, msg, sizeof msg));
+    ck_assert(!tensor_close("x", got, want, 5, 0.1, 0, msg, sizeof msg));
+    ck_assert_str_eq(msg, "x: 2 of 5 elements differ; first at index 2: got "
+                     "3.5, want 3 (atol 0.1, rtol 0); largest difference 5 "
+                     "at index 4");
+    // rtol scales with |want|: 10 vs 5 passes at rtol 1
+    ck_assert(tensor_close("x", got, want, 5, 0, 1.0, msg, sizeof msg));
+    const float nan_got[2] = {1.0f, NAN};
+    ck_assert(!tensor_close("y", nan_got, want, 2, 1e9, 1e9, msg, sizeof msg));
+}
+END_TEST
+
+// loss(x) = sum_i x_i^3 + x_0 x_1, gradient 3 x_i^2 (+ the cross term)
+static double cubic(void *ctx) {
+    const float *x = ctx;
+    double s = (double)x[0] * x[1];
+    for (int i = 0; i < 4; i++) s += (double)x[i] * x[i] * x[i];
+    return s;
+}
+
+START_TEST(grad_check_passes_and_fails) {
+    float x[4] = {0.5f, -1.25f, 2.0f, 0.1f};
+    float g[4];
+    for (int i = 0; i < 4; i++) g[i] = 3 * x[i] * x[i];
+    g[0] += x[1];
+    g[1] += x[0];
+    char msg[512];
+    ck_assert_msg(grad_check("cubic", cubic, x, x, g, 4, 1e-3, 1e-4, 1e-3,
+                             msg, sizeof msg), "%s", msg);
+    ck_assert_float_eq(x[2], 2.0f);              // restored exactly
+    g[2] *= 1.01f;                               // a 1% error is caught
+    ck_assert(!grad_check("cubic", cubic, x, x, g, 4, 1e-3, 1e-4, 1e-3, msg,
+                          sizeof msg));
+    ck_assert_msg(strstr(msg, "index 2 of 4") != NULL, "%s", msg);
+}
+END_TEST
+
+START_TEST(format_duration_units) {
+    char b[32];
+    format_duration(12.34, b, sizeof b);
+    ck_assert_str_eq(b, "12.3s");
+    format_duration(192, b, sizeof b);
+    ck_assert_str_eq(b, "3m12s");
+    format_duration(3840, b, sizeof b);
+    ck_assert_str_eq(b, "1h04m");
+}
+END_TEST
+
+START_TEST(error_set_formats) {
+    Error e;
+    ck_assert_int_eq(error_set(&e, "bad %s at %d", "thing", 3), -1);
+    ck_assert_str_eq(e.msg, "bad thing at 3");
+    ck_assert_int_eq(error_set(NULL, "ignored"), -1);
+    float *p = alloc_floats(3);
+    ck_assert_uint_eq((uintptr_t)p % 64, 0);
+    ck_assert_float_eq(p[2], 0.0f);
+    free(p);
+}
+END_TEST
+
+Suite *common_suite(void) {
+    Suite *s = suite_create("common");
+    TCase *tc = tcase_new("rng");
+    tcase_add_test(tc, rng_mt19937_reference);
+    tcase_add_test(tc, rng_matches_torch_rand);
+    tcase_add_test(tc, rng_reproducible_and_in_range);
+    tcase_add_test(tc, rng_normal_moments);
+    suite_add_tcase(s, tc);
+    tc = tcase_new("gemm");
+    tcase_add_test(tc, gemm_by_hand);
+    tcase_add_test(tc, gemm_transposes_alpha_beta);
+    suite_add_tcase(s, tc);
+    tc = tcase_new("flags");
+    tcase_add_test(tc, flags_parse_all_types);
+    tcase_add_exit_test(tc, flags_unknown_exits_2, 2);
+    tcase_add_exit_test(tc, flags_bad_value_exits_2, 2);
+    tcase_add_exit_test(tc, flags_missing_value_exits_2, 2);
+    tcase_add_exit_test(tc, flags_help_exits_0, 0);
+    suite_add_tcase(s, tc);
+    tc = tcase_new("utf8");
+    tcase_add_test(tc, utf8_round_trip_and_errors);
+    tcase_add_test(tc, read_file_missing);
+    suite_add_tcase(s, tc);
+    tc = tcase_new("runtime");
+    tcase_add_test(tc, tensor_close_reports_first_and_worst);
+    tcase_add_test(tc, grad_check_passes_and_fails);
+    tcase_add_test(tc, format_duration_units);
+    tcase_add_test(tc, error_set_formats);
+    suite_add_tcase(s, tc);
+    return s;
+}
