@@ -5,7 +5,8 @@
 // same seed gives the same numbers on every machine and every run, and
 //   rng_below(&r, n)      draws what torch.randint(n, ...) draws,
 //   rng_uniform(&r)       draws what torch.rand(...) (float32) draws,
-//   rng_normal_fill(...)  fills like torch.randn(...) for 16 or more values.
+//   rng_normal_fill(...)  fills like torch.randn(...) for 16 or more values
+//                         (to float rounding).
 // All state lives in the Rng struct, so a checkpoint can save it.
 #ifndef COMMON_RNG_H
 #define COMMON_RNG_H
@@ -32,9 +33,11 @@ uint32_t rng_below(Rng *r, uint32_t n);
 // Uniform float in [0, 1) with 24 random bits (one draw).
 float rng_uniform(Rng *r);
 
-// n normal(mean, std) floats. For n >= 16 the values equal torch.randn's
-// (PyTorch's vectorised Box-Muller over blocks of 16 uniforms); for n < 16
-// the same transform is used on a single block, which PyTorch does not do.
+// n normal(mean, std) floats. For n >= 16 this is PyTorch's vectorised
+// Box-Muller over blocks of 16 uniforms, so torch.randn(n) after the same
+// seed gives the same values (up to float rounding in log/sin/cos, ~1e-7).
+// For n < 16 the same transform runs on one block of 16 uniforms, which
+// PyTorch does not do (it uses a double-precision path there).
 void rng_normal_fill(Rng *r, float *out, size_t n, float mean, float std);
 
 #endif
