@@ -20,11 +20,11 @@ char *read_file(const char *path, size_t *len, Error *err) {
         n += got;
         if (n == cap) buf = xrealloc(buf, (cap *= 2) + 1);
     }
-    int failed = ferror(f);
+    int failed = ferror(f) ? errno : 0;
     fclose(f);
     if (failed) {
         free(buf);
-        error_set(err, "cannot read %s", path);
+        error_set(err, "cannot read %s: %s", path, strerror(failed));
         return NULL;
     }
     buf[n] = '\0';

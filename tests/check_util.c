@@ -2,8 +2,9 @@
 
 #include "exercise.h"
 
-TCase *tcase_new(const char *name) {
+TCase *tcase_new(const char *name, const char *tags) {
     TCase *tc = tcase_create(name);
+    tcase_set_tags(tc, tags);
     tcase_set_timeout(tc, TEST_TIMEOUT);
     return tc;
 }

@@ -30,8 +30,9 @@
                       "%s", msg_);                                         \
     } while (0)
 
-// A TCase with the project's timeout.
-TCase *tcase_new(const char *name);
+// A TCase with the project's timeout and Check tags (space-separated, such
+// as "ch1" or "ch1 exercises": CK_INCLUDE_TAGS=ch1 runs only those).
+TCase *tcase_new(const char *name, const char *tags);
 
 // Tiny Shakespeare, for tests that need the real corpus (`make check`
 // fetches it first).

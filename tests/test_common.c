@@ -309,18 +309,18 @@ END_TEST
 
 Suite *common_suite(void) {
     Suite *s = suite_create("common");
-    TCase *tc = tcase_new("rng");
+    TCase *tc = tcase_new("rng", "common");
     tcase_add_test(tc, rng_mt19937_reference);
     tcase_add_test(tc, rng_matches_torch_rand);
     tcase_add_test(tc, rng_matches_torch_randn);
     tcase_add_test(tc, rng_reproducible_and_in_range);
     tcase_add_test(tc, rng_normal_moments);
     suite_add_tcase(s, tc);
-    tc = tcase_new("gemm");
+    tc = tcase_new("gemm", "common");
     tcase_add_test(tc, gemm_by_hand);
     tcase_add_test(tc, gemm_transposes_alpha_beta);
     suite_add_tcase(s, tc);
-    tc = tcase_new("flags");
+    tc = tcase_new("flags", "common");
     tcase_add_test(tc, flags_parse_all_types);
     // Exit tests need their own process: skipped under CK_FORK=no.
     const char *fork_env = getenv("CK_FORK");
@@ -331,11 +331,11 @@ Suite *common_suite(void) {
         tcase_add_exit_test(tc, flags_help_exits_0, 0);
     }
     suite_add_tcase(s, tc);
-    tc = tcase_new("utf8");
+    tc = tcase_new("utf8", "common");
     tcase_add_test(tc, utf8_round_trip_and_errors);
     tcase_add_test(tc, read_file_missing);
     suite_add_tcase(s, tc);
-    tc = tcase_new("runtime");
+    tc = tcase_new("runtime", "common");
     tcase_add_test(tc, tensor_close_reports_first_and_worst);
     tcase_add_test(tc, grad_check_passes_and_fails);
     tcase_add_test(tc, format_duration_units);

@@ -54,10 +54,21 @@ static void show_corpus(const Corpus *c, const char *path) {
     free(all);
 }
 
-static void show_round_trip(const Vocab *v, const char *text) {
+// Encodes and decodes text. When the text is the default and does not fit
+// the vocabulary of another --data file, the file's own start is used.
+static void show_round_trip(const Corpus *c, const char *text,
+                            bool is_default) {
+    const Vocab *v = &c->vocab;
     Error err;
     size_t n;
+    char *own = NULL;
     int *ids = vocab_encode_utf8(v, text, strlen(text), &n, &err);
+    if (!ids && is_default) {
+        size_t len = c->n < 18 ? c->n : 18;
+        own = vocab_decode(v, c->ids, len, NULL, NULL);
+        text = own;
+        ids = vocab_encode_utf8(v, text, strlen(text), &n, &err);
+    }
     if (!ids) die("--text: %s", err.msg);
     printf("encode      \"%s\" -> [", text);
     for (size_t i = 0; i < n; i++) printf(i ? ", %d" : "%d", ids[i]);
@@ -66,6 +77,7 @@ static void show_round_trip(const Vocab *v, const char *text) {
            strcmp(back, text) == 0 ? "round trip exact" : "MISMATCH");
     free(back);
     free(ids);
+    free(own);
 }
 
 static void show_batch(const Corpus *c, int B, int T, uint64_t seed) {
@@ -119,7 +131,7 @@ static void show_baselines(const Corpus *c, double alpha) {
 
 int main(int argc, char **argv) {
     const char *data = "data/tinyshakespeare.txt";
-    const char *text = "To be or not to be";
+    const char *default_text = "To be or not to be", *text = default_text;
     int batch = 4, block = 8;
     uint64_t seed = 1337;
     float alpha = 1.0f;
@@ -145,14 +157,15 @@ int main(int argc, char **argv) {
     if (corpus_load(&c, data, &err) != 0)
         die("%s%s", err.msg, strcmp(data, "data/tinyshakespeare.txt") == 0
             ? " (run 'make data' first)" : "");
+    if (c.train.n < (size_t)block + 1 || c.val.n < 2)
+        die("%s is too short for --block %d: its train split has %zu "
+            "tokens, its val split %zu (need %d and 2)", data, block,
+            c.train.n, c.val.n, block + 1);
     printf("== Chapter 1: data preparation ==\n");
     show_corpus(&c, data);
-    show_round_trip(&c.vocab, text);
+    show_round_trip(&c, text, text == default_text);
     printf("split       train %zu tokens (first 90%%), val %zu tokens\n",
            c.train.n, c.val.n);
-    if (c.train.n < (size_t)block + 1 || c.val.n < 2)
-        die("%s is too short for --block %d: the train split has %zu tokens",
-            data, block, c.train.n);
     show_batch(&c, batch, block, seed);
     show_baselines(&c, alpha);
     printf("time        %.3f s\n", time_now() - t0);

@@ -172,19 +172,19 @@ END_TEST
 
 Suite *ch1_suite(void) {
     Suite *s = suite_create("ch1");
-    TCase *tc = tcase_new("vocab");
+    TCase *tc = tcase_new("vocab", "ch1");
     tcase_add_test(tc, vocab_encode_error_names_char_and_position);
     tcase_add_test(tc, vocab_decode_round_trip_and_errors);
     suite_add_tcase(s, tc);
-    tc = tcase_new("corpus");
+    tc = tcase_new("corpus", "ch1");
     tcase_add_test(tc, corpus_shakespeare);
     tcase_add_test(tc, corpus_errors);
     suite_add_tcase(s, tc);
-    tc = tcase_new("batch");
+    tc = tcase_new("batch", "ch1");
     tcase_add_test(tc, get_batch_first_batch_as_pytorch);
     tcase_add_test(tc, get_batch_errors);
     suite_add_tcase(s, tc);
-    tc = tcase_new("baselines");
+    tc = tcase_new("baselines", "ch1");
     tcase_add_test(tc, baselines_shakespeare);
     tcase_add_test(tc, unigram_by_hand);
     suite_add_tcase(s, tc);

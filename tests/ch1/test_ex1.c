@@ -93,7 +93,7 @@ START_TEST(ex1_1_errors) {
 END_TEST
 
 TCase *ex1_1_tcase(void) {
-    TCase *tc = tcase_new("ex1.1");
+    TCase *tc = tcase_new("ex1.1", "ch1 exercises");
     tcase_add_test(tc, ex1_1_small_vocab);
     tcase_add_test(tc, ex1_1_unicode_sorted_by_code_point);
     tcase_add_test(tc, ex1_1_shakespeare_round_trip);
@@ -165,7 +165,7 @@ START_TEST(ex1_2_single_window) {
 END_TEST
 
 TCase *ex1_2_tcase(void) {
-    TCase *tc = tcase_new("ex1.2");
+    TCase *tc = tcase_new("ex1.2", "ch1 exercises");
     tcase_add_test(tc, ex1_2_matches_the_rng);
     tcase_add_test(tc, ex1_2_reaches_the_last_window);
     tcase_add_test(tc, ex1_2_single_window);
@@ -209,7 +209,7 @@ START_TEST(ex1_3_edges) {
 END_TEST
 
 TCase *ex1_3_tcase(void) {
-    TCase *tc = tcase_new("ex1.3");
+    TCase *tc = tcase_new("ex1.3", "ch1 exercises");
     tcase_add_test(tc, ex1_3_ninety_ten);
     tcase_add_test(tc, ex1_3_edges);
     return tc;
@@ -271,7 +271,7 @@ START_TEST(ex1_4_shakespeare) {
 END_TEST
 
 TCase *ex1_4_tcase(void) {
-    TCase *tc = tcase_new("ex1.4");
+    TCase *tc = tcase_new("ex1.4", "ch1 exercises");
     tcase_add_test(tc, ex1_4_counts);
     tcase_add_test(tc, ex1_4_loss_by_hand);
     tcase_add_test(tc, ex1_4_shakespeare);
@@ -323,7 +323,7 @@ START_TEST(ex1_5_malformed) {
 END_TEST
 
 TCase *ex1_5_tcase(void) {
-    TCase *tc = tcase_new("ex1.5");
+    TCase *tc = tcase_new("ex1.5", "ch1 exercises");
     tcase_add_test(tc, ex1_5_valid);
     tcase_add_test(tc, ex1_5_malformed);
     return tc;
