@@ -65,22 +65,23 @@ chincludes = $(foreach n,$(CHAPTERS),$(if $(shell [ $(n) -le $(1) ] && echo y),-
 
 # ---- set-up -------------------------------------------------------------------
 # Each stamp records that a group of packages was found (or installed).
-$(BUILD)/.deps-%:
-	@mkdir -p $(BUILD)
+# They live in the variant's folder: another CC is checked again.
+$(OBJ)/.deps-%:
+	@mkdir -p $(OBJ)
 	@bash common/deps.sh $*
 	@touch $@
 
 deps:
 	@bash common/deps.sh all
-	@mkdir -p $(BUILD) && touch $(BUILD)/.deps-build $(BUILD)/.deps-check \
-	    $(BUILD)/.deps-docs $(BUILD)/.deps-data
+	@mkdir -p $(OBJ) && touch $(OBJ)/.deps-build $(OBJ)/.deps-check \
+	    $(OBJ)/.deps-docs $(OBJ)/.deps-data
 
 data: data/tinyshakespeare.txt
 
-data/tinyshakespeare.txt: | $(BUILD)/.deps-data
+data/tinyshakespeare.txt: | $(OBJ)/.deps-data
 	@bash common/fetch_data.sh tinyshakespeare
 
-banner: | $(BUILD)/.deps-build
+banner: | $(OBJ)/.deps-build
 	@echo "build: $(CC), $(VARIANT) -> $(OBJ)/"
 	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
 	  $(if $(BLAS_LIBS),echo "  + OpenBLAS found: $(BLAS_LIBS)",echo "  - OpenBLAS not found"))
@@ -99,7 +100,7 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 $(OBJ)/libcommon.a: $(COMMON_OBJ)
 	@rm -f $@ && ar rcs $@ $^
 
-$(OBJ)/common/%.o: common/%.c | $(BUILD)/.deps-build
+$(OBJ)/common/%.o: common/%.c | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
 	$(call say,CC $<)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -109,7 +110,7 @@ CH$(1)_SRC := $$(filter-out %/main.c,$$(wildcard $(call chdir,$(1))/*.c))
 CH$(1)_OBJ := $$(CH$(1)_SRC:%.c=$$(OBJ)/%.o)
 $$(OBJ)/libch$(1).a: $$(CH$(1)_OBJ)
 	@rm -f $$@ && ar rcs $$@ $$^
-$$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(BUILD)/.deps-build
+$$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(OBJ)/.deps-build
 	@mkdir -p $$(dir $$@)
 	$$(call say,CC $$<)$$(CC) $$(CFLAGS_ALL) $(call chincludes,$(1)) -c $$< -o $$@
 # later chapters first: each library may use the ones before it
@@ -139,18 +140,18 @@ ALL_INCLUDES := $(foreach d,$(CHAPTER_DIRS),-I$(d)) -Itests
 # student code: their warnings are theirs, not errors
 EX_WARN := $(if $(filter solutions,$(EXERCISES)),,-Wno-error) -Wno-unused-parameter
 
-$(OBJ)/tests/%.o: tests/%.c | $(BUILD)/.deps-check
+$(OBJ)/tests/%.o: tests/%.c | $(OBJ)/.deps-check
 	@mkdir -p $(dir $@)
 	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) $(ALL_INCLUDES) -c $< -o $@
 
-$(EXOBJ)/%.o: $(EXERCISES)/%.c | $(BUILD)/.deps-check
+$(EXOBJ)/%.o: $(EXERCISES)/%.c | $(OBJ)/.deps-check
 	@mkdir -p $(dir $@)
 	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(EX_WARN) -fdiagnostics-color=never $(ALL_INCLUDES) -c $< -o $@
 
 $(RUNNER): $(TEST_OBJ) $(EX_OBJ) $(ALL_CH_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ $(CHECK_LIBS) $(LIBS_ALL) -o $@
 
-$(GRADER): tests/grade.c tests/exercises.def $(OBJ)/libcommon.a | $(BUILD)/.deps-check
+$(GRADER): tests/grade.c tests/exercises.def $(OBJ)/libcommon.a | $(OBJ)/.deps-check
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) -DGRADE_NO_SUITES $(CHECK_CFLAGS) $(ALL_INCLUDES) \
 	    tests/grade.c $(OBJ)/libcommon.a $(CHECK_LIBS) $(LIBS_ALL) -o $@
 
@@ -188,7 +189,7 @@ valgrind: data/tinyshakespeare.txt
 	  $(BUILD)/$(notdir $(firstword $(CC)))-portable/ex/$(EXKEY)/run_tests
 
 # ---- docs ----------------------------------------------------------------------------
-docs: | $(BUILD)/.deps-docs
+docs: | $(OBJ)/.deps-docs
 	@bash docs/build.sh
 
 # ---- housekeeping ---------------------------------------------------------------------

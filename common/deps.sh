@@ -21,8 +21,11 @@ reasons=()     # why each one is needed
 need() { missing+=("$1"); reasons+=("$2"); }
 
 check_build() {
+    local cc_pkg=build-essential
+    case ${CC_CMD##*/} in clang*) cc_pkg=clang ;; esac
     command -v "${CC_CMD%% *}" >/dev/null 2>&1 \
-        || need build-essential "the C compiler '$CC_CMD'"
+        || need "$cc_pkg" "the C compiler '$CC_CMD'"
+    command -v make >/dev/null 2>&1 || need make "running the build"
     command -v pkg-config >/dev/null 2>&1 \
         || need pkg-config "finding OpenBLAS and Check"
     if [ "${NO_BLAS:-0}" != 1 ]; then
