@@ -1,5 +1,6 @@
 #include "rng.h"
 
+#include <assert.h>
 #include <math.h>
 
 // MT19937 constants (Matsumoto & Nishimura, 1998).
@@ -38,7 +39,10 @@ uint32_t rng_u32(Rng *r) {
     return y;
 }
 
-uint32_t rng_below(Rng *r, uint32_t n) { return rng_u32(r) % n; }
+uint32_t rng_below(Rng *r, uint32_t n) {
+    assert(n > 0);                         // a caller's bug, not user input
+    return rng_u32(r) % n;
+}
 
 float rng_uniform(Rng *r) {
     return (float)(rng_u32(r) & ((1u << 24) - 1)) * (1.0f / 16777216.0f);

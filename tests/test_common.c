@@ -295,6 +295,29 @@ START_TEST(format_duration_units) {
 }
 END_TEST
 
+START_TEST(progress_plain_lines) {
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    Progress p;
+    progress_start(&p, f, 10);
+    ck_assert(!p.tty);                           // a file: plain lines
+    progress_update(&p, 1, 512, "loss 4.1700");
+    progress_update(&p, 2, 512, NULL);
+    progress_end(&p);
+    rewind(f);
+    char line[256];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_msg(strncmp(line, "step     1/10 | loss 4.1700 | ", 30) == 0,
+                  "line was: %s", line);
+    ck_assert_msg(strstr(line, "tok/s") && strstr(line, "ms/step")
+                  && strstr(line, "ETA "), "line was: %s", line);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_msg(strncmp(line, "step     2/10 | ", 16) == 0, "%s", line);
+    ck_assert_ptr_null(fgets(line, sizeof line, f));   // nothing else
+    fclose(f);
+}
+END_TEST
+
 START_TEST(error_set_formats) {
     Error e;
     ck_assert_int_eq(error_set(&e, "bad %s at %d", "thing", 3), -1);
@@ -339,6 +362,7 @@ Suite *common_suite(void) {
     tcase_add_test(tc, tensor_close_reports_first_and_worst);
     tcase_add_test(tc, grad_check_passes_and_fails);
     tcase_add_test(tc, format_duration_units);
+    tcase_add_test(tc, progress_plain_lines);
     tcase_add_test(tc, error_set_formats);
     suite_add_tcase(s, tc);
     return s;
