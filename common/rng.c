@@ -9,6 +9,7 @@
 #define MT_UPPER 0x80000000u
 #define MT_LOWER 0x7fffffffu
 
+//> rng-seed
 void rng_seed(Rng *r, uint64_t seed) {
     // PyTorch keeps the low 32 bits of the seed for this generator.
     r->state[0] = (uint32_t)(seed & 0xffffffffu);
@@ -18,6 +19,7 @@ void rng_seed(Rng *r, uint64_t seed) {
     }
     r->next = RNG_N;                       // regenerate on the first draw
 }
+//< rng-seed
 
 static void rng_twist(Rng *r) {
     for (int i = 0; i < RNG_N; i++) {
@@ -39,10 +41,12 @@ uint32_t rng_u32(Rng *r) {
     return y;
 }
 
+//> rng-below
 uint32_t rng_below(Rng *r, uint32_t n) {
     assert(n > 0);                         // a caller's bug, not user input
     return rng_u32(r) % n;
 }
+//< rng-below
 
 float rng_uniform(Rng *r) {
     return (float)(rng_u32(r) & ((1u << 24) - 1)) * (1.0f / 16777216.0f);

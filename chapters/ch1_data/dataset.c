@@ -25,7 +25,7 @@ int corpus_load(Corpus *c, const char *path, Error *err) {
                          path, n);
     }
     c->n = (size_t)n;
-    vocab_build(&c->vocab, c->text, c->n, NULL);
+    vocab_build(&c->vocab, c->text, c->n, NULL);  // decoded: cannot fail
     c->ids = xmalloc(c->n * sizeof *c->ids);
     vocab_encode(&c->vocab, c->text, c->n, c->ids, NULL);  // cannot fail
     split_train_val(c->ids, c->n, 0.9, &c->train, &c->val);

@@ -39,7 +39,8 @@ static void print_ids_as_text(const Vocab *v, const int *ids, size_t n) {
 static void show_corpus(const Corpus *c, const char *path) {
     size_t lines = 0;
     for (size_t i = 0; i < c->n; i++) lines += c->text[i] == '\n';
-    printf("corpus      %s: %zu characters, %zu lines\n", path, c->n, lines);
+    printf("corpus      %s: %zu characters, %zu line%s\n", path, c->n, lines,
+           lines == 1 ? "" : "s");
     printf("vocabulary  %d distinct characters, sorted by code point:\n",
            c->vocab.size);
     int *all = xmalloc((size_t)c->vocab.size * sizeof *all);

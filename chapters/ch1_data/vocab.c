@@ -18,6 +18,11 @@ int vocab_build(Vocab *v, const uint32_t *text, size_t n, Error *err) {
     int count = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t c = text[i];
+        if (c >= N_CODE_POINTS) {
+            free(seen);
+            return error_set(err, "value 0x%X at position %zu is not a "
+                             "Unicode code point", c, i);
+        }
         if (!(seen[c >> 3] & (1u << (c & 7)))) count++;
         seen[c >> 3] |= (uint8_t)(1u << (c & 7));
     }

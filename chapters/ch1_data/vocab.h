@@ -14,7 +14,8 @@ typedef struct {
     int size;          // V
 } Vocab;
 
-// Builds the vocabulary of text (n code points). -1 if the text is empty.
+// Builds the vocabulary of text (n code points). -1 if the text is empty
+// or holds a value above U+10FFFF.
 int vocab_build(Vocab *v, const uint32_t *text, size_t n, Error *err);
 void vocab_free(Vocab *v);
 

@@ -56,6 +56,11 @@ START_TEST(vocab_decode_round_trip_and_errors) {
     ck_assert_str_eq(err.msg, "token id 99 at position 1 is outside the "
                      "vocabulary (0..5)");
     ck_assert_int_eq(vocab_id(&v, 'x'), -1);
+    Vocab bad;
+    const uint32_t not_unicode[2] = {'a', 0x110000};
+    ck_assert_int_eq(vocab_build(&bad, not_unicode, 2, &err), -1);
+    ck_assert_str_eq(err.msg, "value 0x110000 at position 1 is not a Unicode "
+                     "code point");
     ck_assert_int_eq(vocab_id(&v, '\n'), 0);
     free(ids);
     vocab_free(&v);

@@ -226,6 +226,7 @@ START_TEST(ex1_4_counts) {
         ck_assert_msg(counts[i] == want[i], "counts[%d][%d] = %ld, want %ld",
                       i / 3, i % 3, counts[i], want[i]);
     ex_bigram_count(counts, ids, 1, 3);        // one id: no pair, no change
+    ex_bigram_count(counts, ids, 0, 3);        // none (n - 1 must not wrap)
     for (int i = 0; i < 9; i++) ck_assert_int_eq(counts[i], want[i]);
 }
 END_TEST
