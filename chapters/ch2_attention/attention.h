@@ -1,0 +1,78 @@
+// attention.h - softmax, and scaled dot-product attention with its masks.
+//
+// Attention for one head, queries Q (Tq, HS), keys K (Tk, HS), values
+// V (Tk, HS):
+//
+//   scores = Q K^T / sqrt(HS)               (Tq, Tk)
+//   att    = softmax of each row of scores, over the keys the masks allow
+//   out    = att V                          (Tq, HS)
+//
+// The functions here run B * NH such heads at once, laid out
+// (B, NH, T, HS) as after nanoGPT's view + transpose (see mha.h).
+//
+// Masks. Key s is visible to query t when both of these hold:
+//   causal:   s <= t + (Tk - Tq)   (bottom-right aligned: query t sits at
+//             position t + Tk - Tq of the keys, so with Tq == Tk this is
+//             s <= t, and a single query of a KV cache sees every key)
+//   key_mask: key_mask[b, s] != 0  (0 marks padding)
+// Hidden keys get a weight of exactly 0. A row with no visible key at all
+// (every key padding, say) gets all-zero weights and a zero output: a
+// defined value instead of the NaN of a softmax over -inf.
+#ifndef CH2_ATTENTION_H
+#define CH2_ATTENTION_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+// out[n, :] = softmax(inp[n, :]) for each of the N rows of D values,
+// computed stably (the row's maximum is subtracted before exp). out may be
+// the same array as inp.
+void softmax_forward(float *out,        // (N, D)
+                     const float *inp,  // (N, D)
+                     int N, int D);
+
+// dinp += the softmax's Jacobian-vector product, row by row:
+//   dinp[i] += out[i] * (dout[i] - sum_j dout[j] * out[j])
+// where out is what softmax_forward returned.
+void softmax_backward(float *dinp,        // (N, D)
+                      const float *dout,  // (N, D)
+                      const float *out,   // (N, D)
+                      int N, int D);
+
+//> attention-api
+// Scaled dot-product attention of B * NH heads. Returns 0, or -1 with a
+// message when a size is below 1 or the tensors would be too large.
+int attention_forward(float *out,           // (B, NH, Tq, HS)
+                      float *att,           // (B, NH, Tq, Tk) weights, kept
+                                            // for the backward pass
+                      const float *q,       // (B, NH, Tq, HS)
+                      const float *k,       // (B, NH, Tk, HS)
+                      const float *v,       // (B, NH, Tk, HS)
+                      const int *key_mask,  // (B, Tk) 1 = real, 0 = padding;
+                                            // NULL: every key is real
+                      bool causal,
+                      int B, int NH, int Tq, int Tk, int HS, Error *err);
+
+// Accumulates (+=) dq, dk, dv given dout = dL/dout, after an
+// attention_forward with the same sizes that returned 0. The masks are
+// not needed again: they live on as the zeros of att. datt is scratch
+// space, overwritten.
+void attention_backward(float *dq,          // (B, NH, Tq, HS)
+                        float *dk,          // (B, NH, Tk, HS)
+                        float *dv,          // (B, NH, Tk, HS)
+                        float *datt,        // (B, NH, Tq, Tk) scratch
+                        const float *dout,  // (B, NH, Tq, HS)
+                        const float *att,   // (B, NH, Tq, Tk)
+                        const float *q,     // (B, NH, Tq, HS)
+                        const float *k,     // (B, NH, Tk, HS)
+                        const float *v,     // (B, NH, Tk, HS)
+                        int B, int NH, int Tq, int Tk, int HS);
+//< attention-api
+
+// How many keys the causal mask lets query t see: they are always the
+// first ones, keys 0 .. n-1. Tk when causal is false; 0 when the query
+// comes before every key (Tq > Tk). key_mask is applied on top of this.
+int attention_causal_visible(bool causal, int t, int Tq, int Tk);
+
+#endif

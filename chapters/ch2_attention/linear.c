@@ -1,0 +1,49 @@
+#include "linear.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "gemm.h"
+#include "parallel.h"
+
+//> linear-forward
+void linear_forward(float *out, const float *inp, const float *weight,
+                    const float *bias, int N, int C_in, int C_out) {
+    assert(N >= 0 && C_in >= 0 && C_out >= 0);
+    if (N == 0 || C_out == 0) return;
+    // Start every row of out at the bias (or zero), then add the product.
+    for (int n = 0; n < N; n++) {
+        float *row = out + (size_t)n * C_out;
+        if (bias) memcpy(row, bias, (size_t)C_out * sizeof *row);
+        else memset(row, 0, (size_t)C_out * sizeof *row);
+    }
+    if (C_in == 0) return;                  // an empty sum adds nothing
+    // out (N, C_out) += inp (N, C_in) @ weight^T (C_in, C_out)
+    gemm(false, true, N, C_out, C_in, 1.0f, inp, C_in, weight, C_in,
+         1.0f, out, C_out);
+}
+//< linear-forward
+
+//> linear-backward
+void linear_backward(float *dinp, float *dweight, float *dbias,
+                     const float *dout, const float *inp,
+                     const float *weight, int N, int C_in, int C_out) {
+    assert(N >= 0 && C_in >= 0 && C_out >= 0);
+    if (N == 0 || C_out == 0) return;
+    if (dinp && C_in > 0)   // dinp (N, C_in) += dout (N, C_out) @ weight
+        gemm(false, false, N, C_in, C_out, 1.0f, dout, C_out, weight, C_in,
+             1.0f, dinp, C_in);
+    if (C_in > 0)           // dweight (C_out, C_in) += dout^T @ inp
+        gemm(true, false, C_out, C_in, N, 1.0f, dout, C_out, inp, C_in,
+             1.0f, dweight, C_in);
+    if (!dbias) return;
+    // dbias[o] += sum over the N rows: each thread owns whole columns, and
+    // every column is summed in the same order, so results are repeatable.
+    PARALLEL_FOR
+    for (int o = 0; o < C_out; o++) {
+        float sum = 0.0f;
+        for (int n = 0; n < N; n++) sum += dout[(size_t)n * C_out + o];
+        dbias[o] += sum;
+    }
+}
+//< linear-backward

@@ -1,0 +1,387 @@
+// ch2 - attention: the weights of a small causal example, why scores are
+// scaled by 1/sqrt(d_k), a gradient check and the quadratic cost.
+//
+//   ./ch2                        the defaults, about a second
+//   ./ch2 --T 6 --heads 2 --pad 2 --seed 7
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "error.h"
+#include "flags.h"
+#include "gemm.h"
+#include "mem.h"
+#include "mha.h"
+#include "rng.h"
+#include "timer.h"
+#include "utf8.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#ifndef NO_BLAS
+#include <cblas.h>   // OpenBLAS's: openblas_set_num_threads
+#endif
+
+// Everything a multi-head attention layer needs, for the demonstrations.
+typedef struct {
+    int B, T, C, NH;
+    float *x, *out, *w_attn, *b_attn, *w_proj, *b_proj;   // (B,T,C) ...
+    MhaCache cache;
+} Layer;
+
+// Weights ~ N(0, 1/C): with unit-variance inputs, q, k and v then have
+// about unit variance too, and the attention pattern is neither flat nor
+// one-hot. (A trained model's weights are not random, of course.)
+static void layer_init(Layer *l, int B, int T, int C, int NH, bool bias,
+                       Rng *rng) {
+    Error err;
+    *l = (Layer){.B = B, .T = T, .C = C, .NH = NH};
+    if (mha_cache_alloc(&l->cache, B, T, C, NH, &err) != 0)
+        die("%s", err.msg);
+    size_t btc = (size_t)B * T * C;
+    float std = 1.0f / sqrtf((float)C);
+    l->x = alloc_floats(btc);
+    l->out = alloc_floats(btc);
+    l->w_attn = alloc_floats((size_t)3 * C * C);
+    l->w_proj = alloc_floats((size_t)C * C);
+    rng_normal_fill(rng, l->x, btc, 0.0f, 1.0f);
+    rng_normal_fill(rng, l->w_attn, (size_t)3 * C * C, 0.0f, std);
+    rng_normal_fill(rng, l->w_proj, (size_t)C * C, 0.0f, std);
+    if (bias) {
+        l->b_attn = alloc_floats((size_t)3 * C);
+        l->b_proj = alloc_floats((size_t)C);
+        rng_normal_fill(rng, l->b_attn, (size_t)3 * C, 0.0f, 0.1f);
+        rng_normal_fill(rng, l->b_proj, (size_t)C, 0.0f, 0.1f);
+    }
+}
+
+static void layer_free(Layer *l) {
+    free(l->x);
+    free(l->out);
+    free(l->w_attn);
+    free(l->b_attn);
+    free(l->w_proj);
+    free(l->b_proj);
+    mha_cache_free(&l->cache);
+}
+
+static void layer_forward(Layer *l, const int *key_mask) {
+    Error err;
+    if (mha_forward(l->out, &l->cache, l->x, l->w_attn, l->b_attn,
+                    l->w_proj, l->b_proj, key_mask, true, l->B, l->T, l->C,
+                    l->NH, &err) != 0)
+        die("%s", err.msg);
+}
+
+// A character as a grid label: space as '_', newline as '/', any other
+// control character as '?'.
+static void print_label(uint32_t cp, int width) {
+    char buf[5] = {0};
+    if (cp == ' ') cp = '_';
+    if (cp == '\n') cp = '/';
+    if (cp < ' ' || cp == 0x7f) cp = '?';
+    buf[utf8_encode(cp, buf)] = '\0';
+    printf("%*s%s", width - 1, "", buf);
+}
+
+// --- 1. the attention weights of a small example ----------------------------
+
+static void show_example(const uint32_t *text, int T, int C, int NH,
+                         int pad, uint64_t seed) {
+    Rng rng;
+    rng_seed(&rng, seed);
+    Layer l;
+    layer_init(&l, 1, T, C, NH, false, &rng);
+    // The same character gets the same input vector (a stand-in for the
+    // embeddings of chapter 5): row t copies the row of its first use.
+    for (int t = 0; t < T; t++)
+        for (int u = 0; u < t; u++)
+            if (text[u] == text[t]) {
+                memcpy(l.x + (size_t)t * C, l.x + (size_t)u * C,
+                       (size_t)C * sizeof *l.x);
+                break;
+            }
+    int *mask = xmalloc((size_t)T * sizeof *mask);
+    for (int t = 0; t < T; t++) mask[t] = t < T - pad;
+    layer_forward(&l, pad ? mask : NULL);
+    printf("example     causal self-attention, T=%d C=%d NH=%d, random "
+           "weights (seed %llu)", T, C, NH, (unsigned long long)seed);
+    if (pad) printf(", the last %d tokens padding", pad);
+    printf("\n            weights of head 0: row = query t, column = key s, "
+           "\".\" = exactly 0\n            ");
+    for (int s = 0; s < T; s++) print_label(text[s], 6);
+    printf("\n");
+    double worst = 0;
+    for (int t = 0; t < T; t++) {
+        const float *row = l.cache.att + (size_t)t * T;   // head 0
+        double sum = 0;
+        printf("          ");
+        print_label(text[t], 2);
+        for (int s = 0; s < T; s++) {
+            sum += row[s];
+            if (row[s] == 0.0f) printf("     .");
+            else printf(" %5.3f", row[s]);
+        }
+        printf("\n");
+        if (sum != 0 && fabs(sum - 1) > worst) worst = fabs(sum - 1);
+    }
+    printf("            each row sums to 1 (largest error %.1e), or is all "
+           "0 when no key is visible\n", worst);
+    free(mask);
+    layer_free(&l);
+}
+
+// --- 2. saturation: why the scores are divided by sqrt(d_k) -----------------
+
+// Sums over rows of the largest weight, the entropy -sum p ln p, and
+// 1 - sum p^2, the trace of the softmax's Jacobian diag(p) - p p^T: how
+// much a change of the scores can still move the weights.
+static void row_stats(const float *p, int rows, int n, double stats[3]) {
+    for (int r = 0; r < rows; r++) {
+        const float *row = p + (size_t)r * n;
+        double m = 0, h = 0, sq = 0;
+        for (int s = 0; s < n; s++) {
+            if (row[s] > m) m = row[s];
+            if (row[s] > 0) h -= row[s] * log(row[s]);
+            sq += (double)row[s] * row[s];
+        }
+        stats[0] += m;
+        stats[1] += h;
+        stats[2] += 1 - sq;
+    }
+}
+
+static void show_saturation(uint64_t seed) {
+    enum { KEYS = 128, ROWS = 64, ROUNDS = 16 };  // 1024 rows in all
+    printf("saturation  softmax of q.k over %d keys, q and k random with "
+           "unit variance,\n            mean of %d rows (uniform weights: "
+           "max %.4f, entropy %.2f, 1 - sum p^2 %.3f)\n", KEYS,
+           ROWS * ROUNDS, 1.0 / KEYS, log(KEYS), 1 - 1.0 / KEYS);
+    printf("            %5s  %-12s %9s %11s %9s %12s\n", "d_k", "scale",
+           "score std", "max weight", "entropy", "1 - sum p^2");
+    const int dks[2] = {32, 128};
+    for (int i = 0; i < 4; i++) {
+        int dk = dks[i / 2];
+        bool scaled = i % 2 == 0;
+        Rng rng;
+        rng_seed(&rng, seed + (uint64_t)dk);
+        float *q = alloc_floats((size_t)ROWS * dk);
+        float *k = alloc_floats((size_t)KEYS * dk);
+        float *p = alloc_floats((size_t)ROWS * KEYS);
+        float alpha = scaled ? 1.0f / sqrtf((float)dk) : 1.0f;
+        double stats[3] = {0, 0, 0}, var = 0;
+        for (int round = 0; round < ROUNDS; round++) {
+            rng_normal_fill(&rng, q, (size_t)ROWS * dk, 0.0f, 1.0f);
+            rng_normal_fill(&rng, k, (size_t)KEYS * dk, 0.0f, 1.0f);
+            gemm(false, true, ROWS, KEYS, dk, alpha, q, dk, k, dk, 0.0f, p,
+                 KEYS);                                  // the scores
+            for (int j = 0; j < ROWS * KEYS; j++) var += (double)p[j] * p[j];
+            softmax_forward(p, p, ROWS, KEYS);
+            row_stats(p, ROWS, KEYS, stats);
+        }
+        char label[32];
+        snprintf(label, sizeof label, scaled ? "1/sqrt(%d)" : "none", dk);
+        double rows = ROWS * ROUNDS;
+        printf("            %5d  %-12s %9.2f %11.4f %9.2f %12.3f\n", dk,
+               label, sqrt(var / (rows * KEYS)), stats[0] / rows,
+               stats[1] / rows, stats[2] / rows);
+        free(q);
+        free(k);
+        free(p);
+    }
+}
+
+// --- 3. the backward pass against finite differences -------------------------
+
+typedef struct {
+    Layer *l;
+    const float *w;      // (B,T,C) fixed random weights of the loss
+    const int *mask;
+} GradCtx;
+
+// L = sum of out * w, reduced in double.
+static double loss_of(const GradCtx *g) {
+    Layer *l = g->l;
+    layer_forward(l, g->mask);
+    double sum = 0;
+    for (size_t i = 0; i < (size_t)l->B * l->T * l->C; i++)
+        sum += (double)l->out[i] * g->w[i];
+    return sum;
+}
+
+// max |analytic - numeric| / max |numeric| over the n elements of param.
+static double check_param(const GradCtx *g, float *param, const float *grad,
+                          size_t n) {
+    const double eps = 1e-2;
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        float saved = param[i];
+        param[i] = (float)(saved + eps);
+        double step = (double)param[i] - saved;   // the step really taken
+        double plus = loss_of(g);
+        param[i] = (float)(saved - eps);
+        step += saved - (double)param[i];
+        double minus = loss_of(g);
+        param[i] = saved;
+        double numeric = (plus - minus) / step;
+        err = fmax(err, fabs(numeric - grad[i]));
+        scale = fmax(scale, fabs(numeric));
+    }
+    return err / scale;
+}
+
+static void show_gradcheck(uint64_t seed) {
+    enum { B = 2, T = 5, C = 6, NH = 3 };
+    Rng rng;
+    rng_seed(&rng, seed);
+    Layer l;
+    layer_init(&l, B, T, C, NH, true, &rng);
+    float w[B * T * C];
+    rng_normal_fill(&rng, w, B * T * C, 0.0f, 1.0f);
+    const int mask[B * T] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+    GradCtx g = {&l, w, mask};
+    float *grads = alloc_floats((size_t)B * T * C + 4 * C * C + 4 * C);
+    float *dx = grads, *dwa = dx + B * T * C, *dba = dwa + 3 * C * C;
+    float *dwp = dba + 3 * C, *dbp = dwp + C * C;
+    MhaScratch s;
+    Error err;
+    if (mha_scratch_alloc(&s, B, T, C, NH, &err) != 0) die("%s", err.msg);
+    loss_of(&g);                                    // the forward pass
+    mha_backward(dx, dwa, dba, dwp, dbp, &s, w, &l.cache, l.x, l.w_attn,
+                 l.w_proj, B, T, C, NH);            // dL/dout = w
+    printf("gradcheck   B=%d T=%d C=%d NH=%d, causal, 2 padding tokens: "
+           "backward vs central\n            differences, max |error| / "
+           "max |gradient| of each tensor:\n", B, T, C, NH);
+    printf("            inp %.1e  c_attn.weight %.1e  c_attn.bias %.1e  "
+           "c_proj.weight %.1e  c_proj.bias %.1e\n",
+           check_param(&g, l.x, dx, B * T * C),
+           check_param(&g, l.w_attn, dwa, 3 * C * C),
+           check_param(&g, l.b_attn, dba, 3 * C),
+           check_param(&g, l.w_proj, dwp, C * C),
+           check_param(&g, l.b_proj, dbp, C));
+    mha_scratch_free(&s);
+    free(grads);
+    layer_free(&l);
+}
+
+// --- 4. the cost: quadratic in T ---------------------------------------------
+
+// The best time in ms of work(l) over repeats that take about 0.1 s.
+static double best_ms(void (*work)(Layer *), Layer *l) {
+    double best = INFINITY, t_end = time_now() + 0.1;
+    for (int rep = 0; rep < 3 || (time_now() < t_end && rep < 200); rep++) {
+        double t0 = time_now();
+        work(l);
+        best = fmin(best, 1e3 * (time_now() - t0));
+    }
+    return best;
+}
+
+static void run_layer(Layer *l) { layer_forward(l, NULL); }
+
+// The attention core alone, on the heads the layer's cache already holds.
+static void run_core(Layer *l) {
+    MhaCache *c = &l->cache;
+    attention_forward(c->yh, c->att, c->q, c->k, c->v, NULL, true, l->B,
+                      l->NH, l->T, l->T, l->C / l->NH, NULL);
+}
+
+// The timings run on one thread, so that a ratio measures the work done
+// rather than how well a small problem spreads over the cores (and so that
+// OpenMP's threads and OpenBLAS's own never compete for them). Returns the
+// previous OpenMP and OpenBLAS thread counts, or sets them back.
+static void one_thread(bool on, int *omp_prev, int *blas_prev) {
+#ifdef _OPENMP
+    if (on) *omp_prev = omp_get_max_threads();
+    omp_set_num_threads(on ? 1 : *omp_prev);
+#endif
+#ifndef NO_BLAS
+    if (on) *blas_prev = openblas_get_num_threads();
+    openblas_set_num_threads(on ? 1 : *blas_prev);
+#endif
+    (void)on, (void)omp_prev, (void)blas_prev;
+}
+
+static void show_timing(int max_T, uint64_t seed) {
+    enum { B = 4, C = 128, NH = 4 };
+    int omp_prev = 1, blas_prev = 1;
+    one_thread(true, &omp_prev, &blas_prev);
+    printf("timing      forward pass on one thread, B=%d C=%d NH=%d (best "
+           "of repeats;\n            ratio = time / time at half the T)\n",
+           B, C, NH);
+    printf("            %5s %11s %6s %15s %6s %6s\n", "T", "layer ms",
+           "ratio", "att. core ms", "ratio", "share");
+    double prev_layer = 0, prev_core = 0;
+    for (int T = 64; T <= max_T; T *= 2) {
+        Rng rng;
+        rng_seed(&rng, seed);
+        Layer l;
+        layer_init(&l, B, T, C, NH, false, &rng);
+        double layer_ms = best_ms(run_layer, &l);
+        double core_ms = best_ms(run_core, &l);
+        printf("            %5d %11.3f", T, layer_ms);
+        if (prev_layer > 0) printf(" %5.1fx", layer_ms / prev_layer);
+        else printf(" %6s", "");
+        printf(" %15.3f", core_ms);
+        if (prev_core > 0) printf(" %5.1fx", core_ms / prev_core);
+        else printf(" %6s", "");
+        printf(" %5.0f%%\n", 100 * core_ms / layer_ms);
+        prev_layer = layer_ms;
+        prev_core = core_ms;
+        layer_free(&l);
+    }
+    one_thread(false, &omp_prev, &blas_prev);
+}
+
+int main(int argc, char **argv) {
+    const char *text = "To be or not to be";
+    int T = 8, C = 32, NH = 4, pad = 0, max_T = 512;
+    uint64_t seed = 1337;
+    Flag flags[] = {
+        {"T", FLAG_INT, &T, "tokens in the example (the first T characters "
+         "of --text)"},
+        {"text", FLAG_STRING, &text, "the example's tokens (equal characters "
+         "get equal input vectors)"},
+        {"channels", FLAG_INT, &C, "channels of the example (C)"},
+        {"heads", FLAG_INT, &NH, "heads of the example (NH, divides C)"},
+        {"pad", FLAG_INT, &pad, "mark the example's last N tokens as "
+         "padding"},
+        {"max-T", FLAG_INT, &max_T, "largest T of the timings (64, 128, "
+         "...)"},
+        {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
+    };
+    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+                "Chapter 2: prints the causal attention weights of a small "
+                "example, shows why\nscores are scaled by 1/sqrt(d_k), "
+                "checks the backward pass against finite\ndifferences and "
+                "times the forward pass as the sequence grows.");
+    size_t bytes = strlen(text);
+    uint32_t *cps = xmalloc((bytes + 1) * sizeof *cps);
+    Error err;
+    long n = utf8_decode(text, bytes, cps, &err);
+    if (n < 0) flags_fail("--text: %s", err.msg);
+    if (T < 1 || T > n || T > 32)
+        flags_fail("--T must be in 1..%ld (the length of --text, at most "
+                   "32)", n < 32 ? n : 32);
+    if (C < 1 || C > 1024) flags_fail("--channels must be in 1..1024");
+    if (NH < 1 || C % NH != 0)
+        flags_fail("--heads must divide --channels %d, got %d", C, NH);
+    if (pad < 0 || pad > T) flags_fail("--pad must be in 0..%d", T);
+    if (max_T < 64 || max_T > 4096)
+        flags_fail("--max-T must be in 64..4096");
+
+    double t0 = time_now();
+    printf("== Chapter 2: attention ==\n");
+    show_example(cps, T, C, NH, pad, seed);
+    show_saturation(seed);
+    show_gradcheck(seed);
+    show_timing(max_T, seed);
+    printf("time        %.2f s (%s GEMM)\n", time_now() - t0,
+           gemm_backend());
+    free(cps);
+    return 0;
+}

@@ -1,0 +1,96 @@
+// mha.h - multi-head self-attention, as in nanoGPT's CausalSelfAttention:
+//
+//   qkv = inp @ c_attn_w^T + c_attn_b    (B,T,3C)  one fused projection
+//   q, k, v = the three C-wide thirds of qkv, each split into NH heads of
+//             HS = C / NH channels: head h gets channels h*HS .. h*HS+HS-1
+//   yh  = attention(q, k, v)             (B,NH,T,HS)  see attention.h
+//   y   = the heads side by side again   (B,T,C)
+//   out = y @ c_proj_w^T + c_proj_b      (B,T,C)
+//
+// Weights are stored as PyTorch stores them: c_attn_w (3C, C), c_proj_w
+// (C, C); the biases may be NULL (nanoGPT's bias=False).
+#ifndef CH2_MHA_H
+#define CH2_MHA_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+// Splits the (B,T,C) channels into heads: out[b,h,t,i] = inp[b,t,h*HS+i].
+// ld is the distance between the rows of inp: C for a (B,T,C) tensor, 3C
+// for one third of qkv (pass qkv, qkv + C or qkv + 2C).
+void heads_split(float *out,        // (B, NH, T, HS)
+                 const float *inp,  // (B, T, ld), channels 0..C-1 used
+                 int ld, int B, int T, int C, int NH);
+
+// The inverse: out[b,t,h*HS+i] = inp[b,h,t,i], rows of out ld apart.
+// Channels C..ld-1 of out are left as they are.
+void heads_merge(float *out,        // (B, T, ld), channels 0..C-1 written
+                 const float *inp,  // (B, NH, T, HS)
+                 int ld, int B, int T, int C, int NH);
+
+// What the forward pass keeps for the backward pass, sized for at most
+// B x T tokens of C channels and NH heads. One allocation, named views.
+typedef struct {
+    int B, T, C, NH;   // the sizes it was allocated for
+    float *qkv;        // (B, T, 3C)     c_attn's output
+    float *q, *k, *v;  // (B, NH, T, HS) the heads of qkv
+    float *att;        // (B, NH, T, T)  attention weights, after softmax
+    float *yh;         // (B, NH, T, HS) attention output of each head
+    float *y;          // (B, T, C)      the heads merged: c_proj's input
+    float *mem;        // the one allocation the views point into
+} MhaCache;
+
+// Work space of the backward pass (one can serve every layer of a model).
+typedef struct {
+    int B, T, C, NH;
+    float *dy;          // (B, T, C)      dL/dy
+    float *dyh;         // (B, NH, T, HS) dL/dyh
+    float *dq, *dk, *dv;// (B, NH, T, HS)
+    float *datt;        // (B, NH, T, T)
+    float *dqkv;        // (B, T, 3C)
+    float *mem;
+} MhaScratch;
+
+// 0, or -1 with a message for bad sizes (below 1, C not divisible by NH,
+// too large). *_free releases and clears; freeing a zeroed struct is fine.
+int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err);
+void mha_cache_free(MhaCache *c);
+int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,
+                      Error *err);
+void mha_scratch_free(MhaScratch *s);
+
+//> mha-api
+// The forward pass. causal: each token sees only itself and earlier ones
+// (a decoder); false: every token sees all (an encoder). Returns 0, or -1
+// with a message when a size is bad or does not fit the cache (B > c->B,
+// T > c->T, or another C or NH).
+int mha_forward(float *out,             // (B, T, C)
+                MhaCache *cache,        // filled in for the backward pass
+                const float *inp,       // (B, T, C)
+                const float *c_attn_w,  // (3C, C)
+                const float *c_attn_b,  // (3C,) or NULL
+                const float *c_proj_w,  // (C, C)
+                const float *c_proj_b,  // (C,) or NULL
+                const int *key_mask,    // (B, T) 1 = real, 0 = padding;
+                                        // NULL: every token is real
+                bool causal, int B, int T, int C, int NH, Error *err);
+
+// The backward pass, after an mha_forward with the same arguments that
+// returned 0: accumulates (+=) into dinp (skipped when NULL) and the weight
+// gradients (a bias gradient may be NULL when the layer has no bias).
+void mha_backward(float *dinp,             // (B, T, C) or NULL
+                  float *dc_attn_w,        // (3C, C)
+                  float *dc_attn_b,        // (3C,) or NULL
+                  float *dc_proj_w,        // (C, C)
+                  float *dc_proj_b,        // (C,) or NULL
+                  MhaScratch *scratch,     // work space, overwritten
+                  const float *dout,       // (B, T, C)
+                  const MhaCache *cache,   // from mha_forward
+                  const float *inp,        // (B, T, C)
+                  const float *c_attn_w,   // (3C, C)
+                  const float *c_proj_w,   // (C, C)
+                  int B, int T, int C, int NH);
+//< mha-api
+
+#endif

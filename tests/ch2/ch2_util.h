@@ -1,0 +1,71 @@
+// ch2_util.h - small helpers shared by the chapter 2 tests (test_ch2.c and
+// test_ex2.c): fixtures, masks, random inputs, the weighted-sum loss.
+#ifndef TESTS_CH2_UTIL_H
+#define TESTS_CH2_UTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_util.h"
+#include "fixture.h"
+#include "mem.h"
+#include "rng.h"
+
+// tests/reference/<file>, or the test fails saying how to make it.
+static inline Fixture *fx_open(const char *file) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/reference/%s", file);
+    Error err;
+    Fixture *f = fixture_load(path, &err);
+    ck_assert_msg(f != NULL, "%s (python3 tests/reference/gen_ch2.py "
+                  "writes it)", err.msg);
+    return f;
+}
+
+// A malloc'd copy of a fixture tensor (tests perturb their inputs).
+static inline float *fx_copy(const Fixture *f, const char *name,
+                             const int *shape, int ndim) {
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= (size_t)shape[i];
+    const float *src = fixture_get(f, name, shape, ndim);
+    float *p = alloc_floats(n);
+    memcpy(p, src, n * sizeof *p);
+    return p;
+}
+
+// A (B, T) mask stored as floats, as ints.
+static inline int *fx_mask(const Fixture *f, const char *name, int B, int T) {
+    const int shape[2] = {B, T};
+    const float *m = fixture_get(f, name, shape, 2);
+    int *mask = xmalloc((size_t)B * T * sizeof *mask);
+    for (int i = 0; i < B * T; i++) mask[i] = m[i] != 0.0f;
+    return mask;
+}
+
+// n draws of N(0, std^2), reproducible from seed.
+static inline float *randn_floats(size_t n, float std, uint64_t seed) {
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *p = alloc_floats(n);
+    rng_normal_fill(&rng, p, n, 0.0f, std);
+    return p;
+}
+
+// sum of out[i] * w[i] in double: the loss of the gradient checks, whose
+// gradient with respect to out is w.
+static inline double weighted_sum(const float *out, const float *w,
+                                  size_t n) {
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += (double)out[i] * w[i];
+    return sum;
+}
+
+static inline int all_finite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return 0;
+    return 1;
+}
+
+#endif
