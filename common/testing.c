@@ -42,6 +42,21 @@ int tensor_close_f(const char *what, const float *got, const float *want,
 }
 
 //> grad-check
+// dL/dparam[i] by central differences: (L(x + eps) - L(x - eps)) / 2 eps,
+// with the steps actually taken in float, and param[i] restored exactly.
+double numeric_derivative(LossFn loss, void *ctx, float *param, size_t i,
+                          double eps) {
+    float saved = param[i];
+    param[i] = (float)(saved + eps);
+    double plus_eps = (double)param[i] - saved;
+    double l_plus = loss(ctx);
+    param[i] = (float)(saved - eps);
+    double minus_eps = saved - (double)param[i];
+    double l_minus = loss(ctx);
+    param[i] = saved;
+    return (l_plus - l_minus) / (plus_eps + minus_eps);
+}
+
 int grad_check(const char *what, LossFn loss, void *ctx, float *param,
                const float *grad, size_t n, double eps, double atol,
                double rtol, char *msg, size_t size) {
@@ -49,15 +64,7 @@ int grad_check(const char *what, LossFn loss, void *ctx, float *param,
     size_t worst = n;
     double worst_num = 0;
     for (size_t i = 0; i < n; i++) {
-        float saved = param[i];
-        param[i] = (float)(saved + eps);
-        double plus_eps = (double)param[i] - saved;  // the step really taken
-        double l_plus = loss(ctx);
-        param[i] = (float)(saved - eps);
-        double minus_eps = saved - (double)param[i];
-        double l_minus = loss(ctx);
-        param[i] = saved;
-        double numeric = (l_plus - l_minus) / (plus_eps + minus_eps);
+        double numeric = numeric_derivative(loss, ctx, param, i, eps);
         double analytic = grad[i];
         double scale = fmax(fabs(numeric), fabs(analytic));
         double excess = fabs(numeric - analytic) - (atol + rtol * scale);
@@ -73,5 +80,16 @@ int grad_check(const char *what, LossFn loss, void *ctx, float *param,
              "analytic %.9g, numeric %.9g (atol %g, rtol %g)", what, worst,
              n, (double)grad[worst], worst_num, atol, rtol);
     return 0;
+}
+
+double grad_rel_error(LossFn loss, void *ctx, float *param,
+                      const float *grad, size_t n, double eps) {
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < n; i++) {
+        double numeric = numeric_derivative(loss, ctx, param, i, eps);
+        err = fmax(err, fabs(numeric - grad[i]));
+        scale = fmax(scale, fabs(numeric));
+    }
+    return scale > 0 ? err / scale : err;
 }
 //< grad-check

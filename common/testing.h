@@ -31,4 +31,13 @@ int grad_check(const char *what, LossFn loss, void *ctx, float *param,
                const float *grad, size_t n, double eps, double atol,
                double rtol, char *msg, size_t size);
 
+// The central difference for one element (param[i] restored exactly).
+double numeric_derivative(LossFn loss, void *ctx, float *param, size_t i,
+                          double eps);
+
+// For programs that print a gradient check: max |numeric - analytic| over
+// the n elements divided by max |numeric| (the raw error if all are 0).
+double grad_rel_error(LossFn loss, void *ctx, float *param,
+                      const float *grad, size_t n, double eps);
+
 #endif

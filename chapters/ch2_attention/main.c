@@ -16,6 +16,7 @@
 #include "mem.h"
 #include "mha.h"
 #include "rng.h"
+#include "testing.h"
 #include "timer.h"
 #include "utf8.h"
 
@@ -203,8 +204,9 @@ typedef struct {
     const int *mask;
 } GradCtx;
 
-// L = sum of out * w, reduced in double.
-static double loss_of(const GradCtx *g) {
+// L = sum of out * w, reduced in double (a LossFn of common/testing.h).
+static double loss_of(void *ctx) {
+    const GradCtx *g = ctx;
     Layer *l = g->l;
     layer_forward(l, g->mask);
     double sum = 0;
@@ -214,24 +216,9 @@ static double loss_of(const GradCtx *g) {
 }
 
 // max |analytic - numeric| / max |numeric| over the n elements of param.
-static double check_param(const GradCtx *g, float *param, const float *grad,
+static double check_param(GradCtx *g, float *param, const float *grad,
                           size_t n) {
-    const double eps = 1e-2;
-    double err = 0, scale = 0;
-    for (size_t i = 0; i < n; i++) {
-        float saved = param[i];
-        param[i] = (float)(saved + eps);
-        double step = (double)param[i] - saved;   // the step really taken
-        double plus = loss_of(g);
-        param[i] = (float)(saved - eps);
-        step += saved - (double)param[i];
-        double minus = loss_of(g);
-        param[i] = saved;
-        double numeric = (plus - minus) / step;
-        err = fmax(err, fabs(numeric - grad[i]));
-        scale = fmax(scale, fabs(numeric));
-    }
-    return err / scale;
+    return grad_rel_error(loss_of, g, param, grad, n, 1e-2);
 }
 
 static void show_gradcheck(uint64_t seed) {
