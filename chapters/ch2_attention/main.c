@@ -17,15 +17,10 @@
 #include "mha.h"
 #include "rng.h"
 #include "testing.h"
+#include "threads.h"
 #include "timer.h"
 #include "utf8.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#ifndef NO_BLAS
-#include <cblas.h>   // OpenBLAS's: openblas_set_num_threads
-#endif
 
 // Everything a multi-head attention layer needs, for the demonstrations.
 typedef struct {
@@ -277,26 +272,12 @@ static void run_core(Layer *l) {
                       l->NH, l->T, l->T, l->C / l->NH, NULL);
 }
 
-// The timings run on one thread, so that a ratio measures the work done
-// rather than how well a small problem spreads over the cores (and so that
-// OpenMP's threads and OpenBLAS's own never compete for them). Returns the
-// previous OpenMP and OpenBLAS thread counts, or sets them back.
-static void one_thread(bool on, int *omp_prev, int *blas_prev) {
-#ifdef _OPENMP
-    if (on) *omp_prev = omp_get_max_threads();
-    omp_set_num_threads(on ? 1 : *omp_prev);
-#endif
-#ifndef NO_BLAS
-    if (on) *blas_prev = openblas_get_num_threads();
-    openblas_set_num_threads(on ? 1 : *blas_prev);
-#endif
-    (void)on, (void)omp_prev, (void)blas_prev;
-}
 
 static void show_timing(int max_T, uint64_t seed) {
     enum { B = 4, C = 128, NH = 4 };
-    int omp_prev = 1, blas_prev = 1;
-    one_thread(true, &omp_prev, &blas_prev);
+    // one thread: a ratio then measures the work, not how well a small
+    // problem spreads over the cores (see common/threads.h)
+    ThreadCounts prev = threads_set(1);
     printf("timing      forward pass on one thread, B=%d C=%d NH=%d (best "
            "of repeats;\n            ratio = time / time at half the T)\n",
            B, C, NH);
@@ -321,7 +302,7 @@ static void show_timing(int max_T, uint64_t seed) {
         prev_core = core_ms;
         layer_free(&l);
     }
-    one_thread(false, &omp_prev, &blas_prev);
+    threads_restore(prev);
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,130 @@
+#include "ffn.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dropout.h"
+#include "linear.h"
+#include "mem.h"
+
+static int check_sizes(int B, int T, int C, int F, Error *err) {
+    if (B < 1 || T < 1 || C < 1 || F < 1)
+        return error_set(err, "feed-forward network: every size must be at "
+                         "least 1, got B=%d T=%d C=%d F=%d", B, T, C, F);
+    double tokens = (double)B * T, wide = C > F ? C : F;
+    if (tokens * wide > INT32_MAX || (double)C * F > INT32_MAX)
+        return error_set(err, "feed-forward network: B=%d T=%d C=%d F=%d "
+                         "is too large (over 2^31 floats in one tensor)", B,
+                         T, C, F);
+    return 0;
+}
+
+static int check_fits(int B, int T, int C, int F, int cB, int cT, int cC,
+                      int cF, const char *what, Error *err) {
+    if (B > cB || T > cT || C != cC || F != cF)
+        return error_set(err, "feed-forward network: B=%d T=%d C=%d F=%d "
+                         "does not fit the %s, allocated for B<=%d T<=%d "
+                         "C=%d F=%d", B, T, C, F, what, cB, cT, cC, cF);
+    return 0;
+}
+
+int ffn_cache_alloc(FfnCache *c, int B, int T, int C, int F, Error *err) {
+    memset(c, 0, sizeof *c);
+    if (check_sizes(B, T, C, F, err) != 0) return -1;
+    size_t btf = (size_t)B * T * F, btc = (size_t)B * T * C;
+    c->mem = alloc_floats(2 * btf + btc);
+    c->h = c->mem;
+    c->a = c->h + btf;
+    c->mask = c->a + btf;
+    c->B = B, c->T = T, c->C = C, c->F = F;
+    return 0;
+}
+
+void ffn_cache_free(FfnCache *c) {
+    free(c->mem);
+    memset(c, 0, sizeof *c);
+}
+
+int ffn_scratch_alloc(FfnScratch *s, int B, int T, int C, int F,
+                      Error *err) {
+    memset(s, 0, sizeof *s);
+    if (check_sizes(B, T, C, F, err) != 0) return -1;
+    size_t btf = (size_t)B * T * F, btc = (size_t)B * T * C;
+    s->mem = alloc_floats(btc + 2 * btf);
+    s->dy = s->mem;
+    s->da = s->dy + btc;
+    s->dh = s->da + btf;
+    s->B = B, s->T = T, s->C = C, s->F = F;
+    return 0;
+}
+
+void ffn_scratch_free(FfnScratch *s) {
+    free(s->mem);
+    memset(s, 0, sizeof *s);
+}
+
+//> ffn-params
+size_t ffn_param_count(int C, int F, bool bias) {
+    size_t weights = (size_t)F * C + (size_t)C * F;    // c_fc, c_proj
+    return weights + (bias ? (size_t)F + C : 0);
+}
+//< ffn-params
+
+//> ffn-forward
+int ffn_forward(float *out, FfnCache *cache, const float *inp,
+                const float *c_fc_w, const float *c_fc_b,
+                const float *c_proj_w, const float *c_proj_b, GeluKind gelu,
+                float dropout_p, Rng *rng, int B, int T, int C, int F,
+                Error *err) {
+    FfnCache *c = cache;
+    if (check_sizes(B, T, C, F, err) != 0
+        || check_fits(B, T, C, F, c->B, c->T, c->C, c->F, "cache", err)
+        || dropout_check_p(dropout_p, "feed-forward network: dropout p",
+                           err) != 0)
+        return -1;
+    int N = B * T;                          // position-wise: just rows
+    linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F);       // (N, F)
+    gelu_forward(c->a, c->h, gelu, (size_t)N * F);
+    linear_forward(out, c->a, c_proj_w, c_proj_b, N, F, C);   // (N, C)
+    if (dropout_forward(out, c->mask, out, dropout_p, rng, (size_t)N * C,
+                        err) != 0)
+        return -1;
+    c->gelu = gelu;
+    c->dropout_p = dropout_p;
+    return 0;
+}
+//< ffn-forward
+
+//> ffn-backward
+void ffn_backward(float *dinp, float *dc_fc_w, float *dc_fc_b,
+                  float *dc_proj_w, float *dc_proj_b, FfnScratch *scratch,
+                  const float *dout, const FfnCache *cache,
+                  const float *inp, const float *c_fc_w,
+                  const float *c_proj_w, int B, int T, int C, int F) {
+    FfnScratch *s = scratch;
+    const FfnCache *c = cache;
+    assert(check_fits(B, T, C, F, s->B, s->T, s->C, s->F, "", NULL) == 0
+           && check_fits(B, T, C, F, c->B, c->T, c->C, c->F, "", NULL)
+              == 0);
+    int N = B * T;
+    size_t nc = (size_t)N * C, nf = (size_t)N * F;
+    // out = dropout(y): dy = dout * mask (with p = 0, dy is dout itself)
+    const float *dy = dout;
+    if (c->dropout_p > 0.0f) {
+        memset(s->dy, 0, nc * sizeof *s->dy);
+        dropout_backward(s->dy, dout, c->mask, nc);
+        dy = s->dy;
+    }
+    // y = a @ c_proj_w^T + c_proj_b
+    memset(s->da, 0, nf * sizeof *s->da);
+    linear_backward(s->da, dc_proj_w, dc_proj_b, dy, c->a, c_proj_w, N, F,
+                    C);
+    // a = GELU(h)
+    memset(s->dh, 0, nf * sizeof *s->dh);
+    gelu_backward(s->dh, s->da, c->h, c->gelu, nf);
+    // h = inp @ c_fc_w^T + c_fc_b
+    linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh, inp, c_fc_w, N, C, F);
+}
+//< ffn-backward
