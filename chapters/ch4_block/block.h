@@ -1,0 +1,140 @@
+// block.h - the Transformer block, as nanoGPT's Block, and its Post-LN
+// ancestor from "Attention Is All You Need":
+//
+//   Pre-LN  (GPT-2, nanoGPT):   x = x + attn(ln_1(x))
+//                               x = x + mlp(ln_2(x))
+//   Post-LN (the 2017 paper):   x = ln_1(x + attn(x))
+//                               x = ln_2(x + mlp(x))
+//
+// attn is chapter 2's causal multi-head self-attention (mha_forward), mlp
+// chapter 3's feed-forward network with exact GELU (ffn_forward), ln this
+// chapter's LayerNorm. With dropout p > 0 the outputs of attn and mlp are
+// dropped out before the residual add (nanoGPT's resid_dropout and the
+// MLP's dropout); attention weights are not.
+//
+// The weights are views: a BlockWeights holds pointers, which a model
+// (chapter 5) points into its one contiguous parameter buffer with
+// block_weights_point. Gradients use the same struct, pointed into the
+// gradient buffer. A NULL bias means the layer has none (bias=False).
+#ifndef CH4_BLOCK_H
+#define CH4_BLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "ffn.h"
+#include "mha.h"
+#include "rng.h"
+
+//> block-weights
+typedef struct {
+    float *ln_1_w, *ln_1_b;                // (C,), (C,)
+    float *attn_c_attn_w, *attn_c_attn_b;  // (3C, C), (3C,)
+    float *attn_c_proj_w, *attn_c_proj_b;  // (C, C), (C,)
+    float *ln_2_w, *ln_2_b;                // (C,), (C,)
+    float *mlp_c_fc_w, *mlp_c_fc_b;        // (F, C), (F,)
+    float *mlp_c_proj_w, *mlp_c_proj_b;    // (C, F), (C,)
+} BlockWeights;
+//< block-weights
+
+// The 12 tensors of a block in nanoGPT's order, with their names (as in
+// "transformer.h.0.<name>") and shapes; the biases are absent with
+// bias=False. Checkpoints, tests and the parameter count walk this list.
+typedef struct {
+    const char *name;   // "ln_1.weight", "attn.c_attn.weight", ...
+    float *data;        // the view
+    int ndim;           // 1 or 2
+    int shape[2];
+} BlockTensor;
+
+#define BLOCK_MAX_TENSORS 12
+
+// Fills out[] with the block's tensors (NULL biases skipped) and returns
+// how many: 12 with biases, 6 without.
+int block_tensors(BlockTensor out[BLOCK_MAX_TENSORS], const BlockWeights *w,
+                  int C, int F);
+
+// Parameters of one block: 4C^2 + 2CF weights, 2C of LayerNorm weight,
+// and with bias 3C + C + F + C + 2C more.
+size_t block_param_count(int C, int F, bool bias);
+
+// Points every view of w at consecutive pieces of buf, in nanoGPT's order
+// (the biases NULL without bias), and returns the end: buf +
+// block_param_count(C, F, bias).
+float *block_weights_point(BlockWeights *w, float *buf, int C, int F,
+                           bool bias);
+
+// What one block's forward pass keeps for its backward pass, sized for at
+// most B x T tokens. One per layer; one allocation plus the sub-layers'.
+typedef struct {
+    int B, T, C, NH, F;
+    float *ln1;                 // (B,T,C) ln_1's output
+    float *ln1_mean, *ln1_rstd; // (B,T)
+    float *res1;                // (B,T,C) the stream after the attn add
+    float *ln2;                 // (B,T,C) ln_2's output (Pre-LN only)
+    float *ln2_mean, *ln2_rstd; // (B,T)
+    float *res2;                // (B,T,C) after the mlp add (Post-LN only)
+    float *attn_mask;           // (B,T,C) resid dropout mask of attn
+    float dropout_p;            // of the last forward pass
+    MhaCache attn;
+    FfnCache mlp;
+    float *mem;
+} BlockCache;
+
+// Work space of the backward pass; one serves every layer of a model.
+typedef struct {
+    int B, T, C, NH, F;
+    float *dres;    // (B,T,C) gradient of the residual stream
+    float *dsub;    // (B,T,C) gradient of a sub-layer's input
+    float *dy;      // (B,T,C) gradient of attn's output, after dropout
+    MhaScratch attn;
+    FfnScratch mlp;
+    float *mem;
+} BlockScratch;
+
+// 0, or -1 with a message for bad sizes (below 1, C not a multiple of NH,
+// too large). *_free releases and clears; freeing a zeroed struct is fine.
+int block_cache_alloc(BlockCache *c, int B, int T, int C, int NH, int F,
+                      Error *err);
+void block_cache_free(BlockCache *c);
+int block_scratch_alloc(BlockScratch *s, int B, int T, int C, int NH, int F,
+                        Error *err);
+void block_scratch_free(BlockScratch *s);
+
+//> block-api
+// The Pre-LN block's forward pass. out must not be inp. dropout_p = 0
+// (evaluation) draws nothing and rng may be NULL. Returns 0, or -1 with a
+// message when a size is bad or does not fit the cache, or dropout_p is
+// not in [0, 1).
+int block_forward(float *out,               // (B, T, C)
+                  BlockCache *cache,        // filled in for the backward
+                  const float *inp,         // (B, T, C)
+                  const BlockWeights *w,
+                  float dropout_p, Rng *rng,
+                  int B, int T, int C, int NH, int F, Error *err);
+
+// Its backward pass, after a block_forward with the same arguments that
+// returned 0: accumulates (+=) into dinp and every gradient of g (the
+// bias gradients are NULL exactly where the biases are).
+void block_backward(float *dinp,              // (B, T, C)
+                    const BlockWeights *g,    // gradients, +=
+                    BlockScratch *scratch,    // work space, overwritten
+                    const float *dout,        // (B, T, C)
+                    const BlockCache *cache,  // from block_forward
+                    const float *inp,         // (B, T, C)
+                    const BlockWeights *w,
+                    int B, int T, int C, int NH, int F);
+//< block-api
+
+// The same pair for the Post-LN block (same weights, same cache type).
+int block_postln_forward(float *out, BlockCache *cache, const float *inp,
+                         const BlockWeights *w, float dropout_p, Rng *rng,
+                         int B, int T, int C, int NH, int F, Error *err);
+void block_postln_backward(float *dinp, const BlockWeights *g,
+                           BlockScratch *scratch, const float *dout,
+                           const BlockCache *cache, const float *inp,
+                           const BlockWeights *w, int B, int T, int C,
+                           int NH, int F);
+
+#endif

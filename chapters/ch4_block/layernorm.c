@@ -1,0 +1,126 @@
+#include "layernorm.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stddef.h>
+
+#include "parallel.h"
+
+//> layernorm-forward
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *weight, const float *bias, int B, int T,
+                       int C) {
+    assert(B >= 1 && T >= 1 && C >= 1);
+    PARALLEL_FOR
+    for (int r = 0; r < B * T; r++) {
+        const float *x = inp + (size_t)r * C;
+        float *y = out + (size_t)r * C;
+        double sum = 0, sq = 0;            // two passes: no cancellation
+        for (int i = 0; i < C; i++) sum += x[i];
+        float m = (float)(sum / C);
+        for (int i = 0; i < C; i++) sq += (double)(x[i] - m) * (x[i] - m);
+        float s = (float)(1.0 / sqrt(sq / C + LAYERNORM_EPS));
+        for (int i = 0; i < C; i++) {
+            float xhat = (x[i] - m) * s;
+            y[i] = xhat * weight[i] + (bias ? bias[i] : 0.0f);
+        }
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+//< layernorm-forward
+
+//> layernorm-backward
+void layernorm_backward(float *dinp, float *dweight, float *dbias,
+                        const float *dout, const float *inp,
+                        const float *weight, const float *mean,
+                        const float *rstd, int B, int T, int C) {
+    assert(B >= 1 && T >= 1 && C >= 1);
+    int N = B * T;
+    PARALLEL_FOR
+    for (int r = 0; r < N; r++) {          // dinp: row by row
+        const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
+        float m = mean[r], s = rstd[r];
+        double sum_g = 0, sum_gx = 0;      // sum g, sum g xhat
+        for (int i = 0; i < C; i++) {
+            float g = weight[i] * dy[i];
+            sum_g += g;
+            sum_gx += (double)g * ((x[i] - m) * s);
+        }
+        float a = (float)(sum_g / C), b = (float)(sum_gx / C);
+        float *dx = dinp + (size_t)r * C;
+        for (int i = 0; i < C; i++) {
+            float xhat = (x[i] - m) * s;
+            dx[i] += s * (weight[i] * dy[i] - a - xhat * b);
+        }
+    }
+    PARALLEL_FOR
+    for (int i = 0; i < C; i++) {          // dweight, dbias: column by column
+        double dw = 0, db = 0;
+        for (int r = 0; r < N; r++) {
+            float dy = dout[(size_t)r * C + i];
+            dw += (double)dy * ((inp[(size_t)r * C + i] - mean[r]) * rstd[r]);
+            db += dy;
+        }
+        dweight[i] += (float)dw;
+        if (dbias) dbias[i] += (float)db;
+    }
+}
+//< layernorm-backward
+
+//> rmsnorm
+void rmsnorm_forward(float *out, float *rstd, const float *inp,
+                     const float *weight, int B, int T, int C) {
+    assert(B >= 1 && T >= 1 && C >= 1);
+    PARALLEL_FOR
+    for (int r = 0; r < B * T; r++) {
+        const float *x = inp + (size_t)r * C;
+        double sq = 0;
+        for (int i = 0; i < C; i++) sq += (double)x[i] * x[i];
+        float s = (float)(1.0 / sqrt(sq / C + RMSNORM_EPS));
+        for (int i = 0; i < C; i++)
+            out[(size_t)r * C + i] = x[i] * s * weight[i];
+        rstd[r] = s;
+    }
+}
+
+void rmsnorm_backward(float *dinp, float *dweight, const float *dout,
+                      const float *inp, const float *weight,
+                      const float *rstd, int B, int T, int C) {
+    assert(B >= 1 && T >= 1 && C >= 1);
+    int N = B * T;
+    PARALLEL_FOR
+    for (int r = 0; r < N; r++) {
+        const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
+        float s = rstd[r];
+        double sum_gx = 0;                 // sum g xhat, g = weight * dy
+        for (int i = 0; i < C; i++)
+            sum_gx += (double)weight[i] * dy[i] * (x[i] * s);
+        float b = (float)(sum_gx / C);
+        for (int i = 0; i < C; i++)
+            dinp[(size_t)r * C + i] += s * (weight[i] * dy[i]
+                                            - x[i] * s * b);
+    }
+    PARALLEL_FOR
+    for (int i = 0; i < C; i++) {
+        double dw = 0;
+        for (int r = 0; r < N; r++)
+            dw += (double)dout[(size_t)r * C + i]
+                  * (inp[(size_t)r * C + i] * rstd[r]);
+        dweight[i] += (float)dw;
+    }
+}
+//< rmsnorm
+
+//> residual
+void residual_forward(float *out, const float *a, const float *b, long n) {
+    for (long i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+void residual_backward(float *da, float *db, const float *dout, long n) {
+    for (long i = 0; i < n; i++) {     // d(a + b)/da = d(a + b)/db = 1
+        da[i] += dout[i];
+        db[i] += dout[i];
+    }
+}
+//< residual

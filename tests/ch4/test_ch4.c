@@ -1,0 +1,559 @@
+// Tests of chapter 4's own code: LayerNorm, RMSNorm, the residual add, the
+// Pre-LN and Post-LN blocks. Expected values come from hand computation,
+// the PyTorch fixtures of tests/reference/gen_ch4.py, known parameter
+// counts (GPT-2) and central finite differences (every backward pass),
+// never from the code under test.
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "ch4_util.h"
+#include "layernorm.h"
+#include "threads.h"
+
+// Finite differences as in chapters 2 and 3: float32 forward passes, the
+// loss summed in double, a central step of 5e-3. A whole block runs many
+// more float operations than one layer: the rounding of its output moves
+// a difference quotient by up to 3e-4 (for gradients up to about 9),
+// whatever the step, so its absolute tolerance is 4e-4. A gradient that is
+// 1% off still fails (checked by scaling each backward's result by 1.01).
+#define GC_EPS 5e-3
+#define GC_ATOL 1e-4
+#define GC_RTOL 2e-3
+#define BLOCK_ATOL 4e-4
+
+// ---- LayerNorm and RMSNorm ------------------------------------------------
+
+START_TEST(layernorm_known_values) {
+    // [1, 2, 3]: mean 2, variance 2/3, so (x - 2) / sqrt(2/3 + 1e-5)
+    const float x[3] = {1, 2, 3}, w[3] = {1, 2, 1}, b[3] = {0, 0, 0.5f};
+    float y[3], mean, rstd;
+    layernorm_forward(y, &mean, &rstd, x, w, b, 1, 1, 3);
+    double s = 1 / sqrt(2.0 / 3 + 1e-5);
+    const double want[3] = {-s, 0, s + 0.5};
+    ck_assert_close("layernorm [1,2,3]", y, want, 3, 1e-6, 1e-6);
+    ck_assert_float_eq_tol(mean, 2.0f, 1e-7f);
+    ck_assert_float_eq_tol(rstd, (float)s, 1e-6f);
+    // a constant row: x - mean = 0, out = bias (eps keeps rstd finite)
+    const float c[3] = {5, 5, 5};
+    layernorm_forward(y, &mean, &rstd, c, w, NULL, 1, 1, 3);
+    for (int i = 0; i < 3; i++) ck_assert_float_eq(y[i], 0.0f);
+    ck_assert_float_eq_tol(rstd, (float)(1 / sqrt(1e-5)), 1e-1f);
+    // RMSNorm of [3, 4]: rms = sqrt(12.5 + 1e-6)
+    const float r[2] = {3, 4}, one[2] = {1, 1};
+    rmsnorm_forward(y, &rstd, r, one, 1, 1, 2);
+    double q = 1 / sqrt(12.5 + 1e-6);
+    const double rwant[2] = {3 * q, 4 * q};
+    ck_assert_close("rmsnorm [3,4]", y, rwant, 2, 1e-7, 1e-6);
+}
+END_TEST
+
+typedef struct {
+    const char *name;
+    int B, T, C;
+    bool bias, rms;
+} NormCase;
+
+static const NormCase NORM_FIXTURES[] = {
+    {"ln", 2, 3, 7, true, false},
+    {"ln_nobias", 1, 1, 5, false, false},
+    {"ln_shifted", 1, 4, 16, true, false},
+    {"rms", 2, 3, 7, false, true},
+    {"rms_one", 1, 1, 5, false, true},
+};
+
+START_TEST(norms_match_pytorch) {
+    Fixture *f = fx3_open("ch4_norm.txt");
+    for (size_t k = 0; k < sizeof NORM_FIXTURES / sizeof *NORM_FIXTURES;
+         k++) {
+        const NormCase *c = &NORM_FIXTURES[k];
+        const int sx[3] = {c->B, c->T, c->C}, sr[2] = {c->B, c->T};
+        size_t n = (size_t)c->B * c->T * c->C, rows = (size_t)c->B * c->T;
+        const float *x = fx_get2(f, c->name, "x", sx, 3);
+        const float *w = fx_get2(f, c->name, "weight", &c->C, 1);
+        const float *b = c->bias ? fx_get2(f, c->name, "bias", &c->C, 1)
+                                 : NULL;
+        const float *lw = fx_get2(f, c->name, "w", sx, 3);
+        float *y = alloc_floats(n), *dx = alloc_floats(n);
+        float mean[16], rstd[16], dw[16], db[16];
+        // gradients start at 0.5: the backward passes add
+        for (size_t i = 0; i < n; i++) dx[i] = 0.5f;
+        for (int i = 0; i < c->C; i++) dw[i] = db[i] = 0.5f;
+        if (c->rms) {
+            rmsnorm_forward(y, rstd, x, w, c->B, c->T, c->C);
+            rmsnorm_backward(dx, dw, lw, x, w, rstd, c->B, c->T, c->C);
+        } else {
+            layernorm_forward(y, mean, rstd, x, w, b, c->B, c->T, c->C);
+            layernorm_backward(dx, dw, b ? db : NULL, lw, x, w, mean, rstd,
+                               c->B, c->T, c->C);
+            ck_assert_close_f(c->name, mean, fx_get2(f, c->name, "mean",
+                              sr, 2), rows, 1e-6, 1e-6);
+        }
+        ck_assert_close_f(c->name, y, fx_get2(f, c->name, "out", sx, 3), n,
+                          1e-5, 1e-5);
+        ck_assert_close_f(c->name, rstd, fx_get2(f, c->name, "rstd", sr, 2),
+                          rows, 1e-6, 1e-5);
+        for (size_t i = 0; i < n; i++) dx[i] -= 0.5f;
+        for (int i = 0; i < c->C; i++) dw[i] -= 0.5f, db[i] -= 0.5f;
+        ck_assert_close_f(c->name, dx, fx_get2(f, c->name, "dx", sx, 3), n,
+                          1e-5, 1e-4);
+        ck_assert_close_f(c->name, dw, fx_get2(f, c->name, "dweight",
+                          &c->C, 1), (size_t)c->C, 1e-5, 1e-4);
+        if (b)
+            ck_assert_close_f(c->name, db, fx_get2(f, c->name, "dbias",
+                              &c->C, 1), (size_t)c->C, 1e-5, 1e-4);
+        free(y);
+        free(dx);
+    }
+    fixture_free(f);
+}
+END_TEST
+
+typedef struct {
+    NormCase c;
+    float *x, *w, *b, *y, *lw, mean[64], rstd[64];
+} NormProblem;
+
+static double norm_loss(void *ctx) {
+    NormProblem *p = ctx;
+    const NormCase *c = &p->c;
+    if (c->rms) rmsnorm_forward(p->y, p->rstd, p->x, p->w, c->B, c->T, c->C);
+    else layernorm_forward(p->y, p->mean, p->rstd, p->x, p->w, p->b, c->B,
+                           c->T, c->C);
+    return weighted_sum(p->y, p->lw, (size_t)c->B * c->T * c->C);
+}
+
+START_TEST(norms_backward_finite_differences) {
+    const NormCase cases[] = {
+        {"ln a", 1, 1, 3, true, false}, {"ln b", 2, 3, 5, false, false},
+        {"ln c", 1, 2, 13, true, false}, {"rms a", 1, 1, 3, false, true},
+        {"rms b", 2, 3, 5, false, true}, {"rms c", 3, 1, 11, false, true},
+    };
+    threads_set(1);             // tiny rows: see block_gradcheck
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const NormCase *c = &cases[k];
+        size_t n = (size_t)c->B * c->T * c->C, C = (size_t)c->C;
+        NormProblem p = {*c, randn_floats(n, 1.0f, 40 + k),
+                         randn_floats(C, 0.3f, 50 + k),
+                         c->bias ? randn_floats(C, 0.3f, 60 + k) : NULL,
+                         alloc_floats(n), randn_floats(n, 1.0f, 70 + k),
+                         {0}, {0}};
+        for (size_t i = 0; i < C; i++) p.w[i] += 1.0f;
+        float *dx = alloc_floats(n), *dw = alloc_floats(C);
+        float *db = alloc_floats(C);
+        norm_loss(&p);
+        if (c->rms) rmsnorm_backward(dx, dw, p.lw, p.x, p.w, p.rstd, c->B,
+                                     c->T, c->C);
+        else layernorm_backward(dx, dw, p.b ? db : NULL, p.lw, p.x, p.w,
+                                p.mean, p.rstd, c->B, c->T, c->C);
+        ck_assert_grad(c->name, norm_loss, &p, p.x, dx, n, GC_EPS, GC_ATOL,
+                       GC_RTOL);
+        ck_assert_grad(c->name, norm_loss, &p, p.w, dw, C, GC_EPS, GC_ATOL,
+                       GC_RTOL);
+        if (p.b) ck_assert_grad(c->name, norm_loss, &p, p.b, db, C, GC_EPS,
+                                GC_ATOL, GC_RTOL);
+        free(p.x), free(p.w), free(p.b), free(p.y), free(p.lw);
+        free(dx), free(dw), free(db);
+    }
+}
+END_TEST
+
+START_TEST(layernorm_output_is_normalised) {
+    // weight 1, bias 0: every row has mean 0 and variance 1 (up to eps),
+    // whatever its scale and offset
+    enum { R = 4, C = 48 };
+    float *x = randn_floats(R * C, 1.0f, 80), y[R * C], mean[R], rstd[R];
+    float w[C], offs[R] = {0, 100, -3, 0.5f}, scale[R] = {1, 0.5f, 20, 3};
+    for (int i = 0; i < C; i++) w[i] = 1;
+    for (int r = 0; r < R; r++)
+        for (int i = 0; i < C; i++)
+            x[r * C + i] = x[r * C + i] * scale[r] + offs[r];
+    layernorm_forward(y, mean, rstd, x, w, NULL, 1, R, C);
+    for (int r = 0; r < R; r++) {
+        double m = 0, v = 0;
+        for (int i = 0; i < C; i++) m += y[r * C + i];
+        m /= C;
+        for (int i = 0; i < C; i++) v += (y[r * C + i] - m) * (y[r * C + i]
+                                                              - m);
+        v /= C;
+        ck_assert_msg(fabs(m) < 1e-5 && fabs(v - 1) < 1e-3, "row %d: mean "
+                      "%g var %g", r, m, v);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(residual_passes_gradient_to_both) {
+    const float a[3] = {1, 2, 3}, b[3] = {10, 20, 30}, d[3] = {1, -2, 0.5f};
+    float out[3], da[3] = {1, 1, 1}, db[3] = {0, 0, 0};
+    residual_forward(out, a, b, 3);
+    const float want[3] = {11, 22, 33};
+    ck_assert_mem_eq(out, want, sizeof out);
+    residual_backward(da, db, d, 3);
+    const float wa[3] = {2, -1, 1.5f};
+    ck_assert_mem_eq(da, wa, sizeof da);
+    ck_assert_mem_eq(db, d, sizeof db);
+}
+END_TEST
+
+// ---- the blocks -----------------------------------------------------------
+
+typedef struct {
+    const char *name;
+    bool post;
+    int B, T, C, NH, F;
+    bool bias;
+    float p;          // dropout
+    uint64_t seed;    // of the dropout masks
+} BlockCase;
+
+typedef struct {
+    BlockCase c;
+    float *x, *lw, *out;
+    BlockParams prm;
+    BlockCache cache;
+} BlockProblem;
+
+static void bp_alloc(BlockProblem *p) {
+    const BlockCase *c = &p->c;
+    Error err;
+    ck_assert_msg(block_cache_alloc(&p->cache, c->B, c->T, c->C, c->NH,
+                                    c->F, &err) == 0, "%s", err.msg);
+    p->out = alloc_floats((size_t)c->B * c->T * c->C);
+}
+
+static BlockProblem bp_fixture(const Fixture *f, const BlockCase *c) {
+    BlockProblem p = {.c = *c};
+    const int sx[3] = {c->B, c->T, c->C};
+    char key[64];
+    snprintf(key, sizeof key, "%s.x", c->name);
+    p.x = fx_copy(f, key, sx, 3);
+    snprintf(key, sizeof key, "%s.w", c->name);
+    p.lw = fx_copy(f, key, sx, 3);
+    p.prm = block_params_fixture(f, c->name, c->C, c->F, c->bias);
+    bp_alloc(&p);
+    return p;
+}
+
+// Weights as gen_ch4.py draws them: LN weights 1 + N(0, 0.2^2), biases
+// N(0, 0.1^2), matrices N(0, 1/fan_in).
+static BlockProblem bp_random(const BlockCase *c, uint64_t seed) {
+    BlockProblem p = {.c = *c};
+    size_t n = (size_t)c->B * c->T * c->C;
+    p.x = randn_floats(n, 1.0f, seed);
+    p.lw = randn_floats(n, 1.0f, seed + 1);
+    p.prm = block_params_new(c->C, c->F, c->bias);
+    BlockTensor t[BLOCK_MAX_TENSORS];
+    int nt = block_tensors(t, &p.prm.w, c->C, c->F);
+    Rng rng;
+    rng_seed(&rng, seed + 2);
+    for (int i = 0; i < nt; i++) {
+        bool mat = t[i].ndim == 2, ln = strncmp(t[i].name, "ln_", 3) == 0;
+        bool bias = strstr(t[i].name, "bias") != NULL;
+        size_t len = (size_t)t[i].shape[0] * (mat ? t[i].shape[1] : 1);
+        float std = mat ? 1.0f / sqrtf((float)t[i].shape[1])
+                        : bias ? 0.1f : 0.2f;
+        rng_normal_fill(&rng, t[i].data, len, ln && !bias ? 1.0f : 0.0f,
+                        std);
+    }
+    bp_alloc(&p);
+    return p;
+}
+
+static void bp_free(BlockProblem *p) {
+    free(p->x);
+    free(p->lw);
+    free(p->out);
+    block_params_free(&p->prm);
+    block_cache_free(&p->cache);
+}
+
+static double bp_loss(void *ctx) {
+    BlockProblem *p = ctx;
+    const BlockCase *c = &p->c;
+    Rng rng;
+    rng_seed(&rng, c->seed);
+    Error err;
+    int rc = (c->post ? block_postln_forward : block_forward)(
+        p->out, &p->cache, p->x, &p->prm.w, c->p, &rng, c->B, c->T, c->C,
+        c->NH, c->F, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    return weighted_sum(p->out, p->lw, (size_t)c->B * c->T * c->C);
+}
+
+// dx (returned) and p->prm.grads from `times` backward passes after one
+// forward pass, all starting at zero.
+static float *bp_grads(BlockProblem *p, int times) {
+    const BlockCase *c = &p->c;
+    size_t n = (size_t)c->B * c->T * c->C;
+    float *dx = alloc_floats(n);
+    memset(p->prm.grads, 0, p->prm.n * sizeof(float));
+    BlockScratch s;
+    Error err;
+    ck_assert_msg(block_scratch_alloc(&s, c->B, c->T, c->C, c->NH, c->F,
+                                      &err) == 0, "%s", err.msg);
+    bp_loss(p);
+    for (int i = 0; i < times; i++)
+        (c->post ? block_postln_backward : block_backward)(
+            dx, &p->prm.g, &s, p->lw, &p->cache, p->x, &p->prm.w, c->B,
+            c->T, c->C, c->NH, c->F);
+    block_scratch_free(&s);
+    return dx;
+}
+
+static const BlockCase BLOCK_FIXTURES[] = {
+    {"pre", false, 2, 3, 8, 2, 20, true, 0, 0},
+    {"pre_nobias", false, 1, 4, 6, 3, 12, false, 0, 0},
+    {"post", true, 2, 3, 8, 2, 20, true, 0, 0},
+    {"post_nobias", true, 1, 4, 6, 3, 12, false, 0, 0},
+};
+
+START_TEST(blocks_match_pytorch) {
+    Fixture *f = fx3_open("ch4_block.txt");
+    for (size_t k = 0; k < sizeof BLOCK_FIXTURES / sizeof *BLOCK_FIXTURES;
+         k++) {
+        BlockProblem p = bp_fixture(f, &BLOCK_FIXTURES[k]);
+        const BlockCase *c = &p.c;
+        const int sx[3] = {c->B, c->T, c->C};
+        size_t n = (size_t)c->B * c->T * c->C;
+        float *dx = bp_grads(&p, 1);
+        char what[96];
+        snprintf(what, sizeof what, "%s.out", c->name);
+        ck_assert_close_f(what, p.out, fx_get2(f, c->name, "out", sx, 3), n,
+                          1e-5, 1e-5);
+        snprintf(what, sizeof what, "%s.dx", c->name);
+        ck_assert_close_f(what, dx, fx_get2(f, c->name, "dx", sx, 3), n,
+                          2e-5, 1e-4);
+        BlockTensor t[BLOCK_MAX_TENSORS];
+        int nt = block_tensors(t, &p.prm.g, c->C, c->F);
+        ck_assert_int_eq(nt, c->bias ? 12 : 6);
+        for (int i = 0; i < nt; i++) {
+            char key[64];
+            snprintf(key, sizeof key, "d.%s", t[i].name);
+            snprintf(what, sizeof what, "%s.%s", c->name, key);
+            size_t len = (size_t)t[i].shape[0]
+                         * (t[i].ndim == 2 ? t[i].shape[1] : 1);
+            ck_assert_close_f(what, t[i].data, fx_get2(f, c->name, key,
+                              t[i].shape, t[i].ndim), len, 2e-5, 1e-4);
+        }
+        free(dx);
+        bp_free(&p);
+    }
+    fixture_free(f);
+}
+END_TEST
+
+// Every gradient of the block (input and all parameters) against central
+// differences.
+static void block_gradcheck(const BlockCase *c, uint64_t seed) {
+    // thousands of tiny forward passes: threads would only wait on each
+    // other (and on a loaded machine, for a long time)
+    ThreadCounts prev = threads_set(1);
+    BlockProblem p = bp_random(c, seed);
+    float *dx = bp_grads(&p, 1);
+    char what[96];
+    snprintf(what, sizeof what, "%s dinp", c->name);
+    ck_assert_grad(what, bp_loss, &p, p.x, dx,
+                   (size_t)c->B * c->T * c->C, GC_EPS, BLOCK_ATOL, GC_RTOL);
+    BlockTensor tw[BLOCK_MAX_TENSORS], tg[BLOCK_MAX_TENSORS];
+    int nt = block_tensors(tw, &p.prm.w, c->C, c->F);
+    block_tensors(tg, &p.prm.g, c->C, c->F);
+    for (int i = 0; i < nt; i++) {
+        size_t len = (size_t)tw[i].shape[0]
+                     * (tw[i].ndim == 2 ? tw[i].shape[1] : 1);
+        snprintf(what, sizeof what, "%s %s", c->name, tw[i].name);
+        ck_assert_grad(what, bp_loss, &p, tw[i].data, tg[i].data, len,
+                       GC_EPS, BLOCK_ATOL, GC_RTOL);
+    }
+    free(dx);
+    bp_free(&p);
+    threads_restore(prev);
+}
+
+// odd shapes: one token, one head, C not a power of two, bias on and
+// off, dropout on
+static const BlockCase GC_CASES[] = {
+    {"one token", false, 1, 1, 3, 1, 5, true, 0, 0},
+    {"one head", false, 2, 3, 5, 1, 7, false, 0, 0},
+    {"three heads", false, 1, 4, 6, 3, 10, true, 0, 0},
+    {"dropout", false, 2, 2, 6, 2, 9, true, 0.3f, 5},
+};
+
+START_TEST(preln_backward_finite_differences) {
+    for (size_t k = 0; k < sizeof GC_CASES / sizeof *GC_CASES; k++)
+        block_gradcheck(&GC_CASES[k], 400 + 10 * k);
+}
+END_TEST
+
+START_TEST(postln_backward_finite_differences) {
+    for (size_t k = 0; k < sizeof GC_CASES / sizeof *GC_CASES; k++) {
+        BlockCase c = GC_CASES[k];
+        c.post = true;
+        block_gradcheck(&c, 500 + 10 * k);
+    }
+}
+END_TEST
+
+START_TEST(block_backward_accumulates) {
+    for (int post = 0; post < 2; post++) {
+        BlockCase c = {"acc", post, 2, 3, 6, 2, 10, true, 0.2f, 3};
+        BlockProblem p = bp_random(&c, 600 + post);
+        float *dx1 = bp_grads(&p, 1);
+        float *g1 = alloc_floats(p.prm.n);
+        memcpy(g1, p.prm.grads, p.prm.n * sizeof *g1);
+        float *dx2 = bp_grads(&p, 2);
+        for (size_t i = 0; i < 36; i++)
+            ck_assert_float_eq_tol(dx2[i], 2 * dx1[i],
+                                   1e-6f * (1 + fabsf(dx1[i])));
+        for (size_t i = 0; i < p.prm.n; i++)
+            ck_assert_float_eq_tol(p.prm.grads[i], 2 * g1[i],
+                                   1e-6f * (1 + fabsf(g1[i])));
+        free(dx1), free(dx2), free(g1);
+        bp_free(&p);
+    }
+}
+END_TEST
+
+START_TEST(preln_block_with_zero_projections_is_identity) {
+    // With attn.c_proj and mlp.c_proj (and their biases) zero, both
+    // branches add exactly 0: out = inp, and the gradient flows through
+    // the residual highway alone, dinp = dout to the last bit. Post-LN
+    // has no such identity: its output is normalised.
+    BlockCase c = {"zero", false, 2, 3, 6, 2, 10, true, 0, 0};
+    BlockProblem p = bp_random(&c, 700);
+    size_t n = 36;
+    memset(p.prm.w.attn_c_proj_w, 0, 36 * sizeof(float));
+    memset(p.prm.w.attn_c_proj_b, 0, 6 * sizeof(float));
+    memset(p.prm.w.mlp_c_proj_w, 0, 60 * sizeof(float));
+    memset(p.prm.w.mlp_c_proj_b, 0, 6 * sizeof(float));
+    float *dx = bp_grads(&p, 1);
+    ck_assert_mem_eq(p.out, p.x, n * sizeof(float));
+    ck_assert_mem_eq(dx, p.lw, n * sizeof(float));
+    free(dx);
+    c.post = true;                   // every row of the output normalised
+    p.c = c;
+    bp_loss(&p);
+    for (int r = 0; r < 6; r++) {
+        const float *y = p.out + 6 * r, *wl = p.prm.w.ln_2_w;
+        const float *bl = p.prm.w.ln_2_b;
+        double m = 0;
+        for (int i = 0; i < 6; i++) m += (y[i] - bl[i]) / wl[i];
+        ck_assert_msg(fabs(m) < 1e-5, "row %d: mean %g", r, m / 6);
+    }
+    bp_free(&p);
+}
+END_TEST
+
+START_TEST(block_is_causal) {
+    // changing the last token changes no earlier output
+    for (int post = 0; post < 2; post++) {
+        BlockCase c = {"causal", post, 1, 5, 6, 2, 12, true, 0, 0};
+        BlockProblem p = bp_random(&c, 710 + post);
+        float before[30];
+        bp_loss(&p);
+        memcpy(before, p.out, sizeof before);
+        for (int i = 0; i < 6; i++) p.x[24 + i] += 1.0f;
+        bp_loss(&p);
+        ck_assert_mem_eq(before, p.out, 24 * sizeof(float));
+        ck_assert_int_ne(memcmp(before + 24, p.out + 24, 24), 0);
+        bp_free(&p);
+    }
+}
+END_TEST
+
+START_TEST(block_parameter_counts) {
+    // GPT-2 small: C = 768, F = 3072, 7,087,872 parameters per block
+    ck_assert_uint_eq(block_param_count(768, 3072, true), 7087872);
+    // the seed config: C = 128, F = 512, bias False: 4C^2 + 2CF + 2C
+    ck_assert_uint_eq(block_param_count(128, 512, false), 196864);
+    BlockParams p = block_params_new(6, 10, true);
+    ck_assert_uint_eq(p.n, 4 * 36 + 2 * 60 + 12 + 7 * 6 + 10);
+    BlockTensor t[BLOCK_MAX_TENSORS];
+    ck_assert_int_eq(block_tensors(t, &p.w, 6, 10), 12);
+    // the views tile the buffer in nanoGPT's order, with no gap
+    float *next = p.params;
+    for (int i = 0; i < 12; i++) {
+        ck_assert_ptr_eq(t[i].data, next);
+        next += t[i].shape[0] * (t[i].ndim == 2 ? t[i].shape[1] : 1);
+    }
+    ck_assert_ptr_eq(next, p.params + p.n);
+    ck_assert_str_eq(t[2].name, "attn.c_attn.weight");
+    ck_assert_str_eq(t[11].name, "mlp.c_proj.bias");
+    block_params_free(&p);
+    p = block_params_new(6, 10, false);
+    ck_assert_ptr_null(p.w.ln_1_b);
+    ck_assert_ptr_null(p.w.mlp_c_proj_b);
+    ck_assert_int_eq(block_tensors(t, &p.w, 6, 10), 6);
+    ck_assert_str_eq(t[5].name, "mlp.c_proj.weight");
+    block_params_free(&p);
+}
+END_TEST
+
+START_TEST(block_bad_sizes) {
+    BlockCache cache;
+    BlockScratch s;
+    Error err;
+    ck_assert_int_eq(block_cache_alloc(&cache, 2, 3, 6, 4, 10, &err), -1);
+    ck_assert_str_eq(err.msg, "transformer block: C=6 channels do not split "
+                     "into NH=4 heads");
+    ck_assert_int_eq(block_cache_alloc(&cache, 2, 0, 6, 2, 10, &err), -1);
+    ck_assert_str_eq(err.msg, "transformer block: every size must be at "
+                     "least 1, got B=2 T=0 C=6 NH=2 F=10");
+    ck_assert_int_eq(block_scratch_alloc(&s, 1, 1, 4, 2, 0, &err), -1);
+    ck_assert_int_eq(block_cache_alloc(&cache, 1 << 16, 1 << 12, 64, 4, 256,
+                                       &err), -1);
+    ck_assert_msg(strstr(err.msg, "too large") != NULL, "%s", err.msg);
+    block_cache_free(&cache);                      // zeroed: a no-op
+    block_scratch_free(&s);
+    BlockCase c = {"fit", false, 2, 3, 6, 2, 10, true, 0, 0};
+    BlockProblem p = bp_random(&c, 800);
+    float *big = alloc_floats(4 * 6 * 6);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 0, NULL, 2,
+                                   4, 6, 2, 10, &err), -1);
+    ck_assert_str_eq(err.msg, "transformer block: B=2 T=4 C=6 NH=2 F=10 "
+                     "does not fit the cache, allocated for B<=2 T<=3 C=6 "
+                     "NH=2 F=10");
+    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, 0,
+                                          NULL, 2, 3, 6, 3, 10, &err), -1);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 0, NULL, 2,
+                                   3, 6, 2, 12, &err), -1);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 1.0f, NULL,
+                                   2, 3, 6, 2, 10, &err), -1);
+    ck_assert_str_eq(err.msg, "transformer block: dropout p must be in "
+                     "[0, 1), got 1");
+    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, 0.1f,
+                                          NULL, 2, 3, 6, 2, 10, &err), -1);
+    ck_assert_msg(strstr(err.msg, "random number generator") != NULL, "%s",
+                  err.msg);
+    // a smaller batch than allocated is fine
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 0, NULL, 1,
+                                   2, 6, 2, 10, &err), 0);
+    free(big);
+    bp_free(&p);
+}
+END_TEST
+
+Suite *ch4_suite(void) {
+    Suite *s = suite_create("ch4");
+    TCase *tc = tcase_new("norms", "ch4");
+    tcase_add_test(tc, layernorm_known_values);
+    tcase_add_test(tc, norms_match_pytorch);
+    tcase_add_test(tc, norms_backward_finite_differences);
+    tcase_add_test(tc, layernorm_output_is_normalised);
+    tcase_add_test(tc, residual_passes_gradient_to_both);
+    suite_add_tcase(s, tc);
+    tc = tcase_new("block", "ch4");
+    tcase_add_test(tc, blocks_match_pytorch);
+    tcase_add_test(tc, preln_backward_finite_differences);
+    tcase_add_test(tc, postln_backward_finite_differences);
+    tcase_add_test(tc, block_backward_accumulates);
+    tcase_add_test(tc, preln_block_with_zero_projections_is_identity);
+    tcase_add_test(tc, block_is_causal);
+    tcase_add_test(tc, block_parameter_counts);
+    tcase_add_test(tc, block_bad_sizes);
+    suite_add_tcase(s, tc);
+    return s;
+}
