@@ -16,12 +16,12 @@ gradients come from autograd, of the loss L = sum(out * w) with w a fixed
 random tensor of out's shape, so dL/dout = w.
 """
 import math
-import os
 
 import torch
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from fixture_writer import Writer, randn
+
 torch.manual_seed(2024)
 
 
@@ -108,32 +108,6 @@ def check_mha(x, w_attn, b_attn, w_proj, b_proj, NH, key_mask, causal, out):
 
 
 # ---- writing ---------------------------------------------------------------
-
-class Writer:
-    def __init__(self, name, comment):
-        self.path = os.path.join(HERE, name)
-        self.lines = ["# fixture v1", "# " + comment,
-                      "# written by tests/reference/gen_ch2.py (torch %s)"
-                      % torch.__version__.split("+")[0]]
-
-    def add(self, name, t):
-        t = t.detach().to(torch.float64)
-        self.lines.append(" ".join([name] + [str(d) for d in t.shape]))
-        vals = ["%.9g" % x for x in t.flatten().tolist()]
-        for i in range(0, len(vals), 8):
-            self.lines.append(" ".join(vals[i:i + 8]))
-
-    def close(self):
-        with open(self.path, "w") as f:
-            f.write("\n".join(self.lines) + "\n")
-        print("wrote %s (%d bytes)" % (os.path.relpath(self.path),
-                                       os.path.getsize(self.path)))
-
-
-def randn(*shape, std=1.0):
-    """float32 draws, returned as float64 (exactly the values written)."""
-    return (torch.randn(*shape) * std).to(torch.float64)
-
 
 def grads(out, inputs, w):
     """dL/d input for L = sum(out * w)."""

@@ -22,12 +22,12 @@ is torch.rand(n, generator=seeded) >= p, written out as NAME.mask (1 =
 kept), with the seed and p, and the C test seeds its generator the same way.
 """
 import math
-import os
 
 import torch
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from fixture_writer import Writer, randn
+
 torch.manual_seed(3)
 
 
@@ -103,32 +103,6 @@ def check_swiglu(x, w_gate, b_gate, w_up, b_up, w_down, b_down, out):
 
 
 # ---- writing ---------------------------------------------------------------
-
-class Writer:
-    def __init__(self, name, comment):
-        self.path = os.path.join(HERE, name)
-        self.lines = ["# fixture v1", "# " + comment,
-                      "# written by tests/reference/gen_ch3.py (torch %s)"
-                      % torch.__version__.split("+")[0]]
-
-    def add(self, name, t):
-        t = torch.as_tensor(t).detach().to(torch.float64)
-        self.lines.append(" ".join([name] + [str(d) for d in t.shape]))
-        vals = ["%.9g" % x for x in t.flatten().tolist()]
-        for i in range(0, len(vals), 8):
-            self.lines.append(" ".join(vals[i:i + 8]))
-
-    def close(self):
-        with open(self.path, "w") as f:
-            f.write("\n".join(self.lines) + "\n")
-        print("wrote %s (%d bytes)" % (os.path.relpath(self.path),
-                                       os.path.getsize(self.path)))
-
-
-def randn(*shape, std=1.0):
-    """float32 draws, returned as float64 (exactly the values written)."""
-    return (torch.randn(*shape) * std).to(torch.float32).to(torch.float64)
-
 
 def keep_mask(shape, p, seed):
     """1 = kept: the chapter's rule, one float32 uniform per element."""

@@ -21,12 +21,12 @@ GELU, dropout 0. Pre-LN: x + attn(ln_1(x)), then x + mlp(ln_2(x)).
 Post-LN: ln_1(x + attn(x)), then ln_2(x + mlp(x)).
 """
 import math
-import os
 
 import torch
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from fixture_writer import Writer
+
 torch.manual_seed(4)
 LN_EPS = 1e-5
 RMS_EPS = 1e-6
@@ -112,27 +112,6 @@ def check_norms(x, w, b):
 
 
 # ---- writing ---------------------------------------------------------------
-
-class Writer:
-    def __init__(self, name, comment):
-        self.path = os.path.join(HERE, name)
-        self.lines = ["# fixture v1", "# " + comment,
-                      "# written by tests/reference/gen_ch4.py (torch %s)"
-                      % torch.__version__.split("+")[0]]
-
-    def add(self, name, t):
-        t = torch.as_tensor(t).detach().to(torch.float64)
-        self.lines.append(" ".join([name] + [str(d) for d in t.shape]))
-        vals = ["%.9g" % x for x in t.flatten().tolist()]
-        for i in range(0, len(vals), 8):
-            self.lines.append(" ".join(vals[i:i + 8]))
-
-    def close(self):
-        with open(self.path, "w") as f:
-            f.write("\n".join(self.lines) + "\n")
-        print("wrote %s (%d bytes)" % (os.path.relpath(self.path),
-                                       os.path.getsize(self.path)))
-
 
 def randn(*shape, std=1.0, mean=0.0):
     """float32 draws, returned as float64 (exactly the values written)."""
