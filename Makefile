@@ -28,6 +28,8 @@ chnum = $(firstword $(subst _, ,$(patsubst chapters/ch%,%,$(1))))
 CHAPTERS := $(foreach d,$(CHAPTER_DIRS),$(call chnum,$(d)))
 chdir = $(filter chapters/ch$(1)_%,$(CHAPTER_DIRS))
 PROGRAMS := $(addprefix ch,$(CHAPTERS))
+# chapters whose programs read Tiny Shakespeare by default
+DATA_CHAPTERS := 1 5 6
 
 # ---- build variant: objects for different flags never mix --------------------
 VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)
@@ -117,7 +119,7 @@ $$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(OBJ)/.deps-build
 CH$(1)_LIBS = $$(foreach n,$$(shell seq $(1) -1 1),$$(if $$(filter $$(n),$$(CHAPTERS)),$$(OBJ)/libch$$(n).a))
 $$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcommon.a
 	$$(call say,LINK $$@)$$(CC) $$(LDFLAGS_ALL) $$^ $$(LIBS_ALL) -o $$@
-ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter 1,$(1)),data/tinyshakespeare.txt)
+ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt)
 	@cp $$(OBJ)/ch$(1) ch$(1) && echo "built ./ch$(1)"
 endef
 $(foreach n,$(CHAPTERS),$(eval $(call CHAPTER_RULES,$(n))))

@@ -33,6 +33,18 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K,
 #ifdef NO_BLAS
     gemm_naive(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 #else
+    if (M == 1 && !trans_a) {
+        // One row times a matrix is a matrix-vector product: sgemv reads
+        // B once, without the packing sgemm does for large products (a
+        // KV-cache decoding step is made of these).
+        if (trans_b)   // C (1,N) = A (1,K) . B^T, B stored (N,K)
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, alpha, B, ldb,
+                        A, 1, beta, C, 1);
+        else           // B stored (K,N)
+            cblas_sgemv(CblasRowMajor, CblasTrans, K, N, alpha, B, ldb, A,
+                        1, beta, C, 1);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, M, N, K,
                 alpha, A, lda, B, ldb, beta, C, ldc);

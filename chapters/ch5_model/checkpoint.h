@@ -1,0 +1,43 @@
+// checkpoint.h - saving and loading a model as a safetensors file that
+// PyTorch reads (safetensors.torch.load_file) and that a PyTorch program
+// could have written.
+//
+// Tensors: nanoGPT's state_dict names and shapes, float32, Linear weights
+// (out, in): transformer.wte.weight, transformer.wpe.weight (learned
+// positions only), transformer.h.{i}.ln_1.weight, ...attn.c_attn.weight,
+// ...attn.c_proj.weight, ...ln_2.weight, ...mlp.c_fc.weight,
+// ...mlp.c_proj.weight (with .bias for each when bias is true),
+// transformer.ln_f.weight (and .bias), and lm_head.weight, written as a
+// copy of wte. On load lm_head.weight may be absent; when present it must
+// equal wte, since the model ties them.
+//
+// Metadata (safetensors allows string values only):
+//   "config": a JSON object with vocab_size, block_size, n_layer, n_head,
+//             n_embd, bias, dropout and positional ("learned" or
+//             "sinusoidal")
+//   "vocab":  the vocabulary, its characters in id order, as one UTF-8
+//             string (so in ascending code-point order, as chapter 1
+//             builds it)
+// Other metadata keys are ignored on load.
+#ifndef CH5_CHECKPOINT_H
+#define CH5_CHECKPOINT_H
+
+#include "gpt.h"
+#include "vocab.h"
+
+//> checkpoint-api
+// Writes m and its vocabulary to path atomically: a temporary file in the
+// same folder, flushed to disk, then renamed over path, so a crash leaves
+// the old file or the new one, never half of one. Returns 0, or -1 with a
+// message.
+int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
+                    Error *err);
+
+// Reads path, checks everything (see checkpoint.c) and only then creates
+// the model and the vocabulary. Returns 0, or -1 with one line naming the
+// file, the tensor or key and the problem; *m and *vocab are then zeroed
+// (nothing half-loaded, nothing to free).
+int checkpoint_load(const char *path, Gpt *m, Vocab *vocab, Error *err);
+//< checkpoint-api
+
+#endif

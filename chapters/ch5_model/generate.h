@@ -1,0 +1,60 @@
+// generate.h - writing text with the model, one character at a time.
+//
+// Each step feeds the context (the newest tokens, at most block_size of
+// them) to the model, samples the next id from the last position's logits
+// (sample.h) and appends it. Done naively, as nanoGPT's generate, every
+// step runs the whole context through every layer again, although only
+// the newest token is new. The KV cache keeps each layer's keys and
+// values of the tokens already seen, so a step runs one token through the
+// layers and attends over the cached keys: one position's worth of work.
+//
+// The window. The model has learned positions 0 .. block_size-1 only, so
+// once the text is longer than that the context must be cropped, and with
+// absolute positions a crop renumbers every token: every cached key
+// becomes stale. Two policies, both followed identically with and without
+// the cache, so that the same seed writes the same text either way:
+//   WINDOW_SLIDE (default): when the context is full, drop the oldest
+//       tokens down to block_size/2 and go on; the cache is rebuilt once
+//       per block_size/2 new tokens.
+//   WINDOW_EXACT: nanoGPT's crop, the newest block_size tokens at every
+//       step; past block_size the cache is rebuilt at every step, so the
+//       cache buys nothing there.
+#ifndef CH5_GENERATE_H
+#define CH5_GENERATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpt.h"
+#include "sample.h"
+
+typedef enum { WINDOW_SLIDE, WINDOW_EXACT } WindowPolicy;
+
+typedef struct {
+    int max_new_tokens;
+    SampleOptions sample;
+    uint64_t seed;
+    bool use_cache;
+    WindowPolicy window;
+} GenOptions;
+
+typedef struct {
+    int tokens;          // new tokens written
+    int prefills;        // times the context went through the full stack
+    double seconds;      // wall time of the generation loop
+} GenStats;
+
+// Called with every new id as soon as it is chosen (may be NULL).
+typedef void (*TokenFn)(int id, void *ctx);
+
+//> generate-api
+// Appends up to o->max_new_tokens ids to the n_prompt ids of prompt
+// (n_prompt >= 1, ids in [0, V)), writing all of them to out (room for
+// n_prompt + max_new_tokens ints; out may be prompt when it has that
+// room). Returns 0, or -1 with a message (bad options, bad id).
+int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
+             const GenOptions *o, TokenFn on_token, void *ctx,
+             GenStats *stats, Error *err);
+//< generate-api
+
+#endif

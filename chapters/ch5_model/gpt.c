@@ -1,0 +1,418 @@
+#include "gpt.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crossentropy.h"
+#include "dropout.h"
+#include "embedding.h"
+#include "layernorm.h"
+#include "linear.h"
+#include "mem.h"
+#include "positional.h"
+
+// ---- the configuration --------------------------------------------------------
+
+GptConfig gpt_config_default(int vocab_size) {
+    return (GptConfig){.vocab_size = vocab_size, .block_size = 128,
+                       .n_layer = 4, .n_head = 4, .n_embd = 128,
+                       .dropout = 0.1f, .bias = false,
+                       .positional = POS_LEARNED};
+}
+
+const char *pos_kind_name(PosKind k) {
+    return k == POS_SINUSOIDAL ? "sinusoidal" : "learned";
+}
+
+int pos_kind_parse(const char *s, PosKind *out) {
+    if (strcmp(s, "learned") == 0) *out = POS_LEARNED;
+    else if (strcmp(s, "sinusoidal") == 0) *out = POS_SINUSOIDAL;
+    else return -1;
+    return 0;
+}
+
+int gpt_config_check(const GptConfig *cfg, Error *err) {
+    const struct { const char *name; int value; } sizes[] = {
+        {"vocab_size", cfg->vocab_size}, {"block_size", cfg->block_size},
+        {"n_layer", cfg->n_layer}, {"n_head", cfg->n_head},
+        {"n_embd", cfg->n_embd}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < 1)
+            return error_set(err, "model config: %s must be at least 1, "
+                             "got %d", sizes[i].name, sizes[i].value);
+    if (cfg->n_embd % cfg->n_head != 0)
+        return error_set(err, "model config: n_embd=%d does not split into "
+                         "n_head=%d heads", cfg->n_embd, cfg->n_head);
+    if (!(cfg->dropout >= 0 && cfg->dropout < 1))
+        return error_set(err, "model config: dropout must be in [0, 1), "
+                         "got %g", cfg->dropout);
+    // Keep every tensor (the largest is 4C x C, or V x C) and every index
+    // comfortably inside an int's range of elements.
+    const int64_t limit = INT32_MAX / 8;
+    int64_t c = cfg->n_embd;
+    if (c > 65536 || 4 * c * c > limit || c * cfg->vocab_size > limit
+        || c * cfg->block_size > limit || cfg->n_layer > 4096)
+        return error_set(err, "model config: too large (n_embd=%d, "
+                         "vocab_size=%d, block_size=%d, n_layer=%d)",
+                         cfg->n_embd, cfg->vocab_size, cfg->block_size,
+                         cfg->n_layer);
+    if (cfg->positional != POS_LEARNED && cfg->positional != POS_SINUSOIDAL)
+        return error_set(err, "model config: unknown positional kind %d",
+                         (int)cfg->positional);
+    return 0;
+}
+
+//> param-count
+size_t gpt_param_count(const GptConfig *cfg) {
+    size_t V = cfg->vocab_size, C = cfg->n_embd, L = cfg->n_layer;
+    size_t n = V * C;                                   // wte = lm_head
+    if (cfg->positional == POS_LEARNED) n += (size_t)cfg->block_size * C;
+    n += L * block_param_count((int)C, 4 * (int)C, cfg->bias);
+    n += cfg->bias ? 2 * C : C;                         // ln_f
+    return n;
+}
+//< param-count
+
+// ---- the parameters as views ----------------------------------------------------
+
+// Points the views of w into buf, in nanoGPT's state_dict order, and
+// returns the end of the last one.
+static float *weights_point(GptWeights *w, float *buf, const GptConfig *c) {
+    int C = c->n_embd;
+    w->wte = buf, buf += (size_t)c->vocab_size * C;
+    w->wpe = NULL;
+    if (c->positional == POS_LEARNED)
+        w->wpe = buf, buf += (size_t)c->block_size * C;
+    for (int l = 0; l < c->n_layer; l++)
+        buf = block_weights_point(&w->h[l], buf, C, 4 * C, c->bias);
+    w->ln_f_w = buf, buf += C;
+    w->ln_f_b = NULL;
+    if (c->bias) w->ln_f_b = buf, buf += C;
+    return buf;
+}
+
+static void add_tensor(Gpt *m, const char *name, const float *data, int ndim,
+                       int d0, int d1) {
+    GptTensor *t = &m->tensors[m->n_tensors++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->offset = (size_t)(data - m->params);
+    t->ndim = ndim;
+    t->shape[0] = d0;
+    t->shape[1] = ndim == 2 ? d1 : 0;
+    t->decay = ndim == 2;
+}
+
+static void list_tensors(Gpt *m) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd;
+    add_tensor(m, "transformer.wte.weight", m->w.wte, 2, c->vocab_size, C);
+    if (m->w.wpe)
+        add_tensor(m, "transformer.wpe.weight", m->w.wpe, 2, c->block_size,
+                   C);
+    for (int l = 0; l < c->n_layer; l++) {
+        BlockTensor bt[BLOCK_MAX_TENSORS];
+        int n = block_tensors(bt, &m->w.h[l], C, 4 * C);
+        for (int i = 0; i < n; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "transformer.h.%d.%s", l,
+                     bt[i].name);
+            add_tensor(m, name, bt[i].data, bt[i].ndim, bt[i].shape[0],
+                       bt[i].shape[1]);
+        }
+    }
+    add_tensor(m, "transformer.ln_f.weight", m->w.ln_f_w, 1, C, 0);
+    if (m->w.ln_f_b)
+        add_tensor(m, "transformer.ln_f.bias", m->w.ln_f_b, 1, C, 0);
+}
+
+int gpt_create(Gpt *m, const GptConfig *cfg, Error *err) {
+    memset(m, 0, sizeof *m);
+    if (gpt_config_check(cfg, err) != 0) return -1;
+    m->cfg = *cfg;
+    m->num_params = gpt_param_count(cfg);
+    m->params = alloc_floats(m->num_params);
+    m->w.h = xcalloc((size_t)cfg->n_layer, sizeof *m->w.h);
+    m->g.h = xcalloc((size_t)cfg->n_layer, sizeof *m->g.h);
+    float *end = weights_point(&m->w, m->params, cfg);
+    if ((size_t)(end - m->params) != m->num_params)
+        die("gpt_create: the layout (%zu) and the count (%zu) disagree",
+            (size_t)(end - m->params), m->num_params);
+    m->tensors = xcalloc(4 + 12 * (size_t)cfg->n_layer, sizeof *m->tensors);
+    list_tensors(m);
+    if (cfg->positional == POS_SINUSOIDAL) {
+        m->pos_table = alloc_floats((size_t)cfg->block_size * cfg->n_embd);
+        sinusoidal_table(m->pos_table, cfg->block_size, cfg->n_embd);
+    }
+    return 0;
+}
+
+int gpt_alloc_grads(Gpt *m, Error *err) {
+    (void)err;  // allocation failures end the program (mem.h)
+    if (!m->grads) {
+        m->grads = alloc_floats(m->num_params);
+        weights_point(&m->g, m->grads, &m->cfg);
+    }
+    return 0;
+}
+
+void gpt_zero_grads(Gpt *m) {
+    if (m->grads) memset(m->grads, 0, m->num_params * sizeof(float));
+}
+
+void gpt_free(Gpt *m) {
+    free(m->params);
+    free(m->grads);
+    free(m->w.h);
+    free(m->g.h);
+    free(m->tensors);
+    free(m->pos_table);
+    memset(m, 0, sizeof *m);
+}
+
+//> gpt-init
+void gpt_init(Gpt *m, Rng *rng) {
+    const float std = 0.02f;
+    // GPT-2's scaled init: each block adds two projections to the residual
+    // stream, so 2L of them add up; dividing their std by sqrt(2L) keeps
+    // the stream's variance from growing with depth.
+    const float resid_std = std / sqrtf(2.0f * m->cfg.n_layer);
+    for (int i = 0; i < m->n_tensors; i++) {
+        const GptTensor *t = &m->tensors[i];
+        float *p = m->params + t->offset;
+        size_t n = (size_t)t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
+        const char *name = t->name;
+        size_t len = strlen(name);
+        bool is_bias = len > 5 && strcmp(name + len - 5, ".bias") == 0;
+        bool is_ln = strstr(name, "ln_") != NULL;
+        if (is_bias) {
+            memset(p, 0, n * sizeof *p);
+        } else if (is_ln) {
+            for (size_t j = 0; j < n; j++) p[j] = 1.0f;
+        } else {
+            bool resid = strstr(name, "c_proj.weight") != NULL;
+            rng_normal_fill(rng, p, n, 0.0f, resid ? resid_std : std);
+        }
+    }
+}
+//< gpt-init
+
+// ---- activations ------------------------------------------------------------------
+
+int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
+                   Error *err) {
+    memset(a, 0, sizeof *a);
+    if (gpt_config_check(cfg, err) != 0) return -1;
+    if (B < 1 || T < 1 || T > cfg->block_size)
+        return error_set(err, "model: cannot hold B=%d sequences of T=%d "
+                         "tokens (block_size %d)", B, T, cfg->block_size);
+    int C = cfg->n_embd, L = cfg->n_layer, V = cfg->vocab_size;
+    a->blocks = xcalloc((size_t)L, sizeof *a->blocks);
+    for (int l = 0; l < L; l++)
+        if (block_cache_alloc(&a->blocks[l], B, T, C, cfg->n_head, 4 * C,
+                              err) != 0) {
+            gpt_acts_free(a, cfg);
+            return -1;
+        }
+    if (block_scratch_alloc(&a->scratch, B, T, C, cfg->n_head, 4 * C,
+                            err) != 0) {
+        gpt_acts_free(a, cfg);
+        return -1;
+    }
+    size_t bt = (size_t)B * T, btc = bt * C, btv = bt * V;
+    a->mem = alloc_floats((5 + (size_t)L) * btc + 2 * bt + 2 * btv);
+    float *p = a->mem;
+    a->x0 = p, p += btc;
+    a->emb_mask = p, p += btc;
+    a->res = p, p += (size_t)L * btc;
+    a->lnf = p, p += btc;
+    a->dx = p, p += btc;
+    a->dx2 = p, p += btc;
+    a->lnf_mean = p, p += bt;
+    a->lnf_rstd = p, p += bt;
+    a->logits = p, p += btv;
+    a->dlogits = p;
+    a->B = B, a->T = T;
+    return 0;
+}
+
+void gpt_acts_free(GptActs *a, const GptConfig *cfg) {
+    if (a->blocks)
+        for (int l = 0; l < cfg->n_layer; l++)
+            block_cache_free(&a->blocks[l]);
+    free(a->blocks);
+    block_scratch_free(&a->scratch);
+    free(a->mem);
+    memset(a, 0, sizeof *a);
+}
+
+// ---- forward ---------------------------------------------------------------------
+
+static int check_batch(const Gpt *m, const GptActs *a, const int *idx,
+                       const int *targets, int B, int T, Error *err) {
+    const GptConfig *c = &m->cfg;
+    if (T < 1 || T > c->block_size)
+        return error_set(err, "model: sequence of %d tokens, the model "
+                         "takes 1 to block_size=%d", T, c->block_size);
+    if (B < 1 || B > a->B || T > a->T)
+        return error_set(err, "model: B=%d T=%d does not fit activations "
+                         "allocated for B<=%d T<=%d", B, T, a->B, a->T);
+    for (long i = 0; i < (long)B * T; i++) {
+        if (idx[i] < 0 || idx[i] >= c->vocab_size)
+            return error_set(err, "model: token id %d at position %ld is "
+                             "outside the vocabulary [0, %d)", idx[i], i,
+                             c->vocab_size);
+        if (targets && (targets[i] < -1 || targets[i] >= c->vocab_size))
+            return error_set(err, "model: target %d at position %ld is "
+                             "neither -1 nor in [0, %d)", targets[i], i,
+                             c->vocab_size);
+    }
+    return 0;
+}
+
+// Embeddings and the blocks; returns the stream after the last block.
+static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
+                                  int B, int T, float p, Rng *rng,
+                                  Error *err) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd, NH = c->n_head, F = 4 * C;
+    size_t btc = (size_t)B * T * C;
+    const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
+    embedding_forward(a->x0, idx, m->w.wte, pos, B, T, C);
+    if (dropout_forward(a->x0, a->emb_mask, a->x0, p, rng, btc, err) != 0)
+        return NULL;
+    const float *x = a->x0;
+    for (int l = 0; l < c->n_layer; l++) {
+        float *out = a->res + l * btc;
+        if (block_forward(out, &a->blocks[l], x, &m->w.h[l], p, rng, B, T,
+                          C, NH, F, err) != 0)
+            return NULL;
+        x = out;
+    }
+    a->cur_B = B, a->cur_T = T, a->dropout_p = p;
+    return x;
+}
+
+//> gpt-forward
+int gpt_forward(const Gpt *m, GptActs *a, const int *idx,
+                const int *targets, int B, int T, bool train, Rng *rng,
+                float *loss, Error *err) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd, V = c->vocab_size;
+    if (check_batch(m, a, idx, targets, B, T, err) != 0) return -1;
+    float p = train ? c->dropout : 0.0f;
+    const float *x = stack_forward(m, a, idx, B, T, p, rng, err);
+    if (!x) return -1;
+    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->w.ln_f_w,
+                      m->w.ln_f_b, B, T, C);
+    // The head is the embedding matrix: logits = lnf @ wte^T.
+    linear_forward(a->logits, a->lnf, m->w.wte, NULL, B * T, C, V);
+    a->n_targets = 0;
+    if (targets) {
+        float l = crossentropy_forward(a->logits, targets, B * T, V,
+                                       &a->n_targets);
+        if (loss) *loss = l;
+    }
+    return 0;
+}
+//< gpt-forward
+
+int gpt_forward_last(const Gpt *m, GptActs *a, const int *idx, int T,
+                     float *logits, Error *err) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd;
+    if (check_batch(m, a, idx, NULL, 1, T, err) != 0) return -1;
+    const float *x = stack_forward(m, a, idx, 1, T, 0.0f, NULL, err);
+    if (!x) return -1;
+    // Only the last position predicts the next token: normalise and
+    // project that one row, not all T.
+    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd,
+                      x + (size_t)(T - 1) * C, m->w.ln_f_w, m->w.ln_f_b, 1,
+                      1, C);
+    linear_forward(logits, a->lnf, m->w.wte, NULL, 1, C, c->vocab_size);
+    return 0;
+}
+
+// ---- scoring a text ------------------------------------------------------------------
+
+//> score
+// The mean next-character loss over the text's non-overlapping windows:
+// x = ids[i .. i+T-1], y = ids[i+1 .. i+T] for i = 0, T, 2T, ... while
+// i + T + 1 <= n, with T = block_size.
+int gpt_score(const Gpt *m, const int *ids, size_t n, double *loss,
+                      Error *err) {
+    int T = m->cfg.block_size;
+    if (n < (size_t)T + 1)
+        return error_set(err, "scoring: the text has %zu characters; "
+                         "scoring needs at least block_size + 1 = %d", n,
+                         T + 1);
+    size_t windows = (n - 1) / T;
+    enum { BATCH = 16 };
+    int B = windows < BATCH ? (int)windows : BATCH;
+    GptActs a;
+    if (gpt_acts_alloc(&a, &m->cfg, B, T, err) != 0) return -1;
+    int *y = xmalloc((size_t)B * T * sizeof *y);
+    double total = 0;
+    for (size_t w = 0; w < windows; w += (size_t)B) {
+        int b = windows - w < (size_t)B ? (int)(windows - w) : B;
+        const int *x = ids + w * T;      // b windows, back to back
+        for (long i = 0; i < (long)b * T; i++) y[i] = x[i + 1];
+        float l;
+        if (gpt_forward(m, &a, x, y, b, T, false, NULL, &l, err) != 0) {
+            free(y);
+            gpt_acts_free(&a, &m->cfg);
+            return -1;
+        }
+        total += (double)l * b;          // every window has T targets
+    }
+    *loss = total / (double)windows;
+    free(y);
+    gpt_acts_free(&a, &m->cfg);
+    return 0;
+}
+//< score
+
+// ---- backward ----------------------------------------------------------------------
+
+//> gpt-backward
+void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
+    const GptConfig *c = &m->cfg;
+    int B = a->cur_B, T = a->cur_T, C = c->n_embd, V = c->vocab_size;
+    int NH = c->n_head, F = 4 * C, L = c->n_layer;
+    size_t btc = (size_t)B * T * C;
+    if (a->n_targets == 0) return;   // nothing to learn from
+    // loss -> logits: softmax minus one-hot, divided by the count
+    crossentropy_backward(a->dlogits, a->logits, targets, B * T, V,
+                          1.0f / a->n_targets);
+    // logits = lnf @ wte^T: the head's share of wte's gradient, and dlnf
+    float *dlnf = a->dx2;
+    memset(dlnf, 0, btc * sizeof *dlnf);
+    linear_backward(dlnf, m->g.wte, NULL, a->dlogits, a->lnf, m->w.wte,
+                    B * T, C, V);
+    // ln_f, then the blocks from the top down; dx is the gradient of the
+    // stream entering the layer being worked on.
+    const float *top = L > 0 ? a->res + (size_t)(L - 1) * btc : a->x0;
+    float *dx = a->dx;
+    memset(dx, 0, btc * sizeof *dx);
+    layernorm_backward(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top, m->w.ln_f_w,
+                       a->lnf_mean, a->lnf_rstd, B, T, C);
+    float *dprev = a->dx2;
+    for (int l = L - 1; l >= 0; l--) {
+        const float *inp = l > 0 ? a->res + (size_t)(l - 1) * btc : a->x0;
+        memset(dprev, 0, btc * sizeof *dprev);
+        block_backward(dprev, &m->g.h[l], &a->scratch, dx, &a->blocks[l],
+                       inp, &m->w.h[l], B, T, C, NH, F);
+        float *t = dx;
+        dx = dprev, dprev = t;
+    }
+    // the embedding dropout, then the embedding: the second share of wte
+    if (a->dropout_p > 0) {
+        memset(dprev, 0, btc * sizeof *dprev);
+        dropout_backward(dprev, dx, a->emb_mask, btc);
+        dx = dprev;
+    }
+    embedding_backward(m->g.wte, m->g.wpe, dx, idx, B, T, C);
+}
+//< gpt-backward
