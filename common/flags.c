@@ -29,8 +29,20 @@ static void print_default(const Flag *f) {
         break;
     case FLAG_FLOAT: printf("%g", (double)*(float *)f->value); break;
     case FLAG_STRING: {
+        // quoted, with the invisible characters spelled out: "\n"
         const char *s = *(const char **)f->value;
-        printf("%s", s ? s : "(none)");
+        if (!s || !*s) {
+            printf("none");
+            break;
+        }
+        putchar('"');
+        for (; *s; s++) {
+            if (*s == '\n') printf("\\n");
+            else if (*s == '\t') printf("\\t");
+            else if (*s == '"' || *s == '\\') printf("\\%c", *s);
+            else putchar(*s);
+        }
+        putchar('"');
         break;
     }
     case FLAG_BOOL: printf("%s", *(bool *)f->value ? "on" : "off"); break;

@@ -189,6 +189,15 @@ const float *fixture_find(const Fixture *f, const char *name,
     return t->data;
 }
 
+int fixture_dims(const Fixture *f, const char *name, int *shape) {
+    for (int i = 0; i < f->count; i++)
+        if (strcmp(f->t[i].name, name) == 0) {
+            memcpy(shape, f->t[i].shape, sizeof f->t[i].shape);
+            return f->t[i].ndim;
+        }
+    return -1;
+}
+
 const float *fixture_get(const Fixture *f, const char *name,
                          const int *shape, int ndim) {
     Error err;

@@ -39,6 +39,10 @@ const float *fixture_find(const Fixture *f, const char *name,
                           const int *shape, int ndim, size_t *n,
                           Error *err);
 
+// The shape of tensor name into shape (room for FIXTURE_MAX_DIMS) and
+// its number of dimensions; -1 when there is no such tensor.
+int fixture_dims(const Fixture *f, const char *name, int *shape);
+
 // For tests: like fixture_find, but a missing name or a wrong shape fails
 // the running Check test with that message, so the result is never NULL.
 const float *fixture_get(const Fixture *f, const char *name,

@@ -14,6 +14,7 @@
 
 #include "check_util.h"
 #include "grade.h"
+#include "threads.h"
 
 #define SUITE(fn) Suite *fn(void);
 #include "suites.def"
@@ -98,6 +99,12 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    // One thread for OpenMP and OpenBLAS: the tests are small, results
+    // must not depend on the machine, and busy-waiting worker threads on
+    // a loaded machine can slow a test past its timeout.
+    // (TEST_THREADS=N asks for more, to test the parallel paths.)
+    const char *nt = getenv("TEST_THREADS");
+    threads_set(nt && atoi(nt) > 0 ? atoi(nt) : 1);
     SRunner *sr = srunner_create(NULL);
     if (!grade) {
 #define SUITE(fn) srunner_add_suite(sr, fn());

@@ -15,17 +15,23 @@
 
 // The config as the JSON object of the "config" metadata key.
 static void config_json(StrBuf *b, const GptConfig *c) {
+    // the dropout in the fewest digits that read back as the same float
+    char drop[32];
+    for (int digits = 6; digits <= 9; digits++) {
+        snprintf(drop, sizeof drop, "%.*g", digits, (double)c->dropout);
+        if (strtof(drop, NULL) == c->dropout) break;
+    }
     sb_printf(b, "{\"vocab_size\": %d, \"block_size\": %d, \"n_layer\": %d, "
               "\"n_head\": %d, \"n_embd\": %d, \"bias\": %s, "
-              "\"dropout\": %.9g, \"positional\": \"%s\"}", c->vocab_size,
+              "\"dropout\": %s, \"positional\": \"%s\"}", c->vocab_size,
               c->block_size, c->n_layer, c->n_head, c->n_embd,
-              c->bias ? "true" : "false", (double)c->dropout,
+              c->bias ? "true" : "false", drop,
               pos_kind_name(c->positional));
 }
 
 //> checkpoint-save
-int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
-                    Error *err) {
+int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
+                         int step, Error *err) {
     if (vocab->size != m->cfg.vocab_size)
         return error_set(err, "%s: the vocabulary has %d characters, the "
                          "model %d", path, vocab->size, m->cfg.vocab_size);
@@ -45,15 +51,22 @@ int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
         char buf[4];
         sb_append(&chars, buf, (size_t)utf8_encode(vocab->chars[i], buf));
     }
-    const char *keys[] = {"config", "vocab", "format"};
-    const char *values[] = {config.s, chars.s ? chars.s : "", "pt"};
-    int rc = st_save(path, t, n, keys, values, 3, err);
+    char steps[16];
+    snprintf(steps, sizeof steps, "%d", step);
+    const char *keys[] = {"config", "vocab", "format", "step"};
+    const char *values[] = {config.s, chars.s ? chars.s : "", "pt", steps};
+    int rc = st_save(path, t, n, keys, values, step >= 0 ? 4 : 3, err);
     sb_free(&config);
     sb_free(&chars);
     free(t);
     return rc;
 }
 //< checkpoint-save
+
+int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
+                    Error *err) {
+    return checkpoint_save_step(path, m, vocab, -1, err);
+}
 
 // ---- loading: first every check, then the model ---------------------------------
 
@@ -186,7 +199,8 @@ static int check_tensor(const StFile *f, const char *name, int ndim,
 }
 
 //> checkpoint-load
-int checkpoint_load(const char *path, Gpt *m, Vocab *vocab, Error *err) {
+int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
+                         Error *err) {
     memset(m, 0, sizeof *m);
     memset(vocab, 0, sizeof *vocab);
     StFile f;
@@ -228,6 +242,15 @@ int checkpoint_load(const char *path, Gpt *m, Vocab *vocab, Error *err) {
             goto done;
         }
     }
+    const char *steps = st_meta(&f, "step");
+    char *end = NULL;
+    long s = steps ? strtol(steps, &end, 10) : 0;
+    if (steps && (*steps == 0 || *end != 0 || s < 0 || s > INT32_MAX)) {
+        error_set(err, "%s: metadata \"step\" is '%s', not a step count",
+                  path, steps);
+        goto done;
+    }
+    if (step) *step = (int)s;
     if (parse_vocab(&f, cfg.vocab_size, vocab, err) != 0) goto done;
     // all checked: now copy
     for (int i = 0; i < shape.n_tensors; i++) {
@@ -246,3 +269,7 @@ done:
     return rc;
 }
 //< checkpoint-load
+
+int checkpoint_load(const char *path, Gpt *m, Vocab *vocab, Error *err) {
+    return checkpoint_load_step(path, m, vocab, NULL, err);
+}

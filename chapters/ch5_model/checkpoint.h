@@ -40,4 +40,12 @@ int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
 int checkpoint_load(const char *path, Gpt *m, Vocab *vocab, Error *err);
 //< checkpoint-api
 
+// The same pair for chapter 6's training checkpoints, which also record
+// how many steps the model has been trained: the metadata key "step"
+// (a decimal string). checkpoint_load_step gives 0 when it is absent.
+int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
+                         int step, Error *err);
+int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
+                         Error *err);
+
 #endif

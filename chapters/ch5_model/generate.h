@@ -13,9 +13,9 @@
 // absolute positions a crop renumbers every token: every cached key
 // becomes stale. Two policies, both followed identically with and without
 // the cache, so that the same seed writes the same text either way:
-//   WINDOW_SLIDE (default): when the context is full, drop the oldest
-//       tokens down to block_size/2 and go on; the cache is rebuilt once
-//       per block_size/2 new tokens.
+//   WINDOW_SLIDE (default): when the context outgrows block_size, drop
+//       the oldest tokens down to block_size/2 and go on; the cache is
+//       rebuilt once every block_size/2 + 1 new tokens.
 //   WINDOW_EXACT: nanoGPT's crop, the newest block_size tokens at every
 //       step; past block_size the cache is rebuilt at every step, so the
 //       cache buys nothing there.

@@ -342,7 +342,7 @@ int gpt_forward_last(const Gpt *m, GptActs *a, const int *idx, int T,
 // x = ids[i .. i+T-1], y = ids[i+1 .. i+T] for i = 0, T, 2T, ... while
 // i + T + 1 <= n, with T = block_size.
 int gpt_score(const Gpt *m, const int *ids, size_t n, double *loss,
-                      Error *err) {
+              Error *err) {
     int T = m->cfg.block_size;
     if (n < (size_t)T + 1)
         return error_set(err, "scoring: the text has %zu characters; "

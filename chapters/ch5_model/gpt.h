@@ -53,6 +53,7 @@ int gpt_config_check(const GptConfig *cfg, Error *err);
 const char *pos_kind_name(PosKind k);
 int pos_kind_parse(const char *s, PosKind *out);
 
+//> gpt-weights
 // The weights of the whole model (or their gradients): views into one
 // buffer. wpe is NULL with sinusoidal positions; the biases are NULL
 // without bias.
@@ -84,6 +85,7 @@ typedef struct {
     int n_tensors;
     float *pos_table;    // (block_size, C) sinusoidal table, or NULL
 } Gpt;
+//< gpt-weights
 
 // Allocates the model for cfg (checked first) with every parameter 0.
 // Returns 0, or -1 with a message. gpt_free releases and clears.

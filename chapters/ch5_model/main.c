@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
     uint64_t seed = 1337;
     Flag flags[] = {
         {"checkpoint", FLAG_STRING, &checkpoint,
-         "safetensors model to load (default: a new, untrained one)"},
+         "safetensors model to load; none: a new, untrained one"},
         {"data", FLAG_STRING, &data,
          "text whose characters make the untrained model's vocabulary"},
         {"prompt", FLAG_STRING, &prompt, "text to continue"},
