@@ -8,6 +8,7 @@
 #include "attention.h"
 #include "linear.h"
 #include "mem.h"
+#include "profile.h"
 #include "parallel.h"
 
 //> heads
@@ -127,15 +128,19 @@ int mha_forward(float *out, MhaCache *cache, const float *inp,
         return -1;
     int HS = C / NH;
     // qkv (B,T,3C) = inp @ c_attn_w^T + c_attn_b: q, k, v side by side
-    linear_forward(c->qkv, inp, c_attn_w, c_attn_b, B * T, C, 3 * C);
-    heads_split(c->q, c->qkv, 3 * C, B, T, C, NH);          // (B,NH,T,HS)
-    heads_split(c->k, c->qkv + C, 3 * C, B, T, C, NH);
-    heads_split(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
-    if (attention_forward(c->yh, c->att, c->q, c->k, c->v, key_mask,
-                          causal, B, NH, T, T, HS, err) != 0)
-        return -1;
-    heads_merge(c->y, c->yh, C, B, T, C, NH);               // (B,T,C)
-    linear_forward(out, c->y, c_proj_w, c_proj_b, B * T, C, C);
+    PROFILE(PROF_QKV, linear_forward(c->qkv, inp, c_attn_w, c_attn_b,
+                                     B * T, C, 3 * C));
+    int rc;
+    PROFILE(PROF_ATTENTION,
+        heads_split(c->q, c->qkv, 3 * C, B, T, C, NH);      // (B,NH,T,HS)
+        heads_split(c->k, c->qkv + C, 3 * C, B, T, C, NH);
+        heads_split(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
+        rc = attention_forward(c->yh, c->att, c->q, c->k, c->v, key_mask,
+                               causal, B, NH, T, T, HS, err);
+        if (rc == 0) heads_merge(c->y, c->yh, C, B, T, C, NH));  // (B,T,C)
+    if (rc != 0) return -1;
+    PROFILE(PROF_ATTN_PROJ, linear_forward(out, c->y, c_proj_w, c_proj_b,
+                                           B * T, C, C));
     return 0;
 }
 //< mha-forward
@@ -154,23 +159,25 @@ void mha_backward(float *dinp, float *dc_attn_w, float *dc_attn_b,
     int HS = C / NH;
     size_t btc = (size_t)B * T * C;
     // out = y @ c_proj_w^T + c_proj_b
-    memset(s->dy, 0, btc * sizeof *s->dy);
-    linear_backward(s->dy, dc_proj_w, dc_proj_b, dout, c->y, c_proj_w,
-                    B * T, C, C);
-    // y = merge(yh): merging only moves numbers, so dyh = split(dy)
-    heads_split(s->dyh, s->dy, C, B, T, C, NH);
-    // yh = attention(q, k, v)
-    memset(s->dq, 0, btc * sizeof *s->dq);
-    memset(s->dk, 0, btc * sizeof *s->dk);
-    memset(s->dv, 0, btc * sizeof *s->dv);
-    attention_backward(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att, c->q,
-                       c->k, c->v, B, NH, T, T, HS);
-    // q, k, v = split(qkv): their gradients merge back into dqkv
-    heads_merge(s->dqkv, s->dq, 3 * C, B, T, C, NH);
-    heads_merge(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
-    heads_merge(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH);
+    PROFILE(PROF_ATTN_PROJ,
+        memset(s->dy, 0, btc * sizeof *s->dy);
+        linear_backward(s->dy, dc_proj_w, dc_proj_b, dout, c->y, c_proj_w,
+                        B * T, C, C));
+    PROFILE(PROF_ATTENTION,
+        // y = merge(yh): merging only moves numbers, so dyh = split(dy)
+        heads_split(s->dyh, s->dy, C, B, T, C, NH);
+        // yh = attention(q, k, v)
+        memset(s->dq, 0, btc * sizeof *s->dq);
+        memset(s->dk, 0, btc * sizeof *s->dk);
+        memset(s->dv, 0, btc * sizeof *s->dv);
+        attention_backward(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att,
+                           c->q, c->k, c->v, B, NH, T, T, HS);
+        // q, k, v = split(qkv): their gradients merge back into dqkv
+        heads_merge(s->dqkv, s->dq, 3 * C, B, T, C, NH);
+        heads_merge(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
+        heads_merge(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH));
     // qkv = inp @ c_attn_w^T + c_attn_b
-    linear_backward(dinp, dc_attn_w, dc_attn_b, s->dqkv, inp, c_attn_w,
-                    B * T, C, 3 * C);
+    PROFILE(PROF_QKV, linear_backward(dinp, dc_attn_w, dc_attn_b, s->dqkv,
+                                      inp, c_attn_w, B * T, C, 3 * C));
 }
 //< mha-backward

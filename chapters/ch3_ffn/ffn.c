@@ -8,6 +8,7 @@
 #include "dropout.h"
 #include "linear.h"
 #include "mem.h"
+#include "profile.h"
 
 static int check_sizes(int B, int T, int C, int F, Error *err) {
     if (B < 1 || T < 1 || C < 1 || F < 1)
@@ -85,12 +86,15 @@ int ffn_forward(float *out, FfnCache *cache, const float *inp,
                            err) != 0)
         return -1;
     int N = B * T;                          // position-wise: just rows
-    linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F);       // (N, F)
-    gelu_forward(c->a, c->h, gelu, (size_t)N * F);
-    linear_forward(out, c->a, c_proj_w, c_proj_b, N, F, C);   // (N, C)
-    if (dropout_forward(out, c->mask, out, dropout_p, rng, (size_t)N * C,
-                        err) != 0)
-        return -1;
+    PROFILE(PROF_FC, linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F));
+    PROFILE(PROF_GELU, gelu_forward(c->a, c->h, gelu, (size_t)N * F));
+    PROFILE(PROF_FC_PROJ, linear_forward(out, c->a, c_proj_w, c_proj_b, N,
+                                         F, C));                 // (N, C)
+    int rc;
+    PROFILE(PROF_RESIDUAL, rc = dropout_forward(out, c->mask, out,
+                                                dropout_p, rng,
+                                                (size_t)N * C, err));
+    if (rc != 0) return -1;
     c->gelu = gelu;
     c->dropout_p = dropout_p;
     return 0;
@@ -113,18 +117,22 @@ void ffn_backward(float *dinp, float *dc_fc_w, float *dc_fc_b,
     // out = dropout(y): dy = dout * mask (with p = 0, dy is dout itself)
     const float *dy = dout;
     if (c->dropout_p > 0.0f) {
-        memset(s->dy, 0, nc * sizeof *s->dy);
-        dropout_backward(s->dy, dout, c->mask, nc);
+        PROFILE(PROF_RESIDUAL,
+            memset(s->dy, 0, nc * sizeof *s->dy);
+            dropout_backward(s->dy, dout, c->mask, nc));
         dy = s->dy;
     }
     // y = a @ c_proj_w^T + c_proj_b
-    memset(s->da, 0, nf * sizeof *s->da);
-    linear_backward(s->da, dc_proj_w, dc_proj_b, dy, c->a, c_proj_w, N, F,
-                    C);
+    PROFILE(PROF_FC_PROJ,
+        memset(s->da, 0, nf * sizeof *s->da);
+        linear_backward(s->da, dc_proj_w, dc_proj_b, dy, c->a, c_proj_w, N,
+                        F, C));
     // a = GELU(h)
-    memset(s->dh, 0, nf * sizeof *s->dh);
-    gelu_backward(s->dh, s->da, c->h, c->gelu, nf);
+    PROFILE(PROF_GELU,
+        memset(s->dh, 0, nf * sizeof *s->dh);
+        gelu_backward(s->dh, s->da, c->h, c->gelu, nf));
     // h = inp @ c_fc_w^T + c_fc_b
-    linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh, inp, c_fc_w, N, C, F);
+    PROFILE(PROF_FC, linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh, inp,
+                                     c_fc_w, N, C, F));
 }
 //< ffn-backward

@@ -8,6 +8,7 @@
 #include "dropout.h"
 #include "layernorm.h"
 #include "mem.h"
+#include "profile.h"
 
 // ---- the weights as views -------------------------------------------------
 
@@ -164,23 +165,29 @@ int block_forward(float *out, BlockCache *cache, const float *inp,
     assert(out != inp);
     long n = (long)B * T * C;
     // x = x + attn(ln_1(x))
-    layernorm_forward(c->ln1, c->ln1_mean, c->ln1_rstd, inp, w->ln_1_w,
-                      w->ln_1_b, B, T, C);
+    PROFILE(PROF_LAYERNORM, layernorm_forward(c->ln1, c->ln1_mean,
+                                              c->ln1_rstd, inp, w->ln_1_w,
+                                              w->ln_1_b, B, T, C));
     if (mha_forward(c->res1, &c->attn, c->ln1, w->attn_c_attn_w,
                     w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
-                    NULL, true, B, T, C, NH, err) != 0
-        || dropout_forward(c->res1, c->attn_mask, c->res1, dropout_p, rng,
-                           (size_t)n, err) != 0)
+                    NULL, true, B, T, C, NH, err) != 0)
         return -1;
-    residual_forward(c->res1, inp, c->res1, n);
+    int rc;
+    PROFILE(PROF_RESIDUAL,
+        rc = dropout_forward(c->res1, c->attn_mask, c->res1, dropout_p, rng,
+                             (size_t)n, err);
+        residual_forward(c->res1, inp, c->res1, n));
+    if (rc != 0) return -1;
     // x = x + mlp(ln_2(x))
-    layernorm_forward(c->ln2, c->ln2_mean, c->ln2_rstd, c->res1, w->ln_2_w,
-                      w->ln_2_b, B, T, C);
+    PROFILE(PROF_LAYERNORM, layernorm_forward(c->ln2, c->ln2_mean,
+                                              c->ln2_rstd, c->res1,
+                                              w->ln_2_w, w->ln_2_b, B, T,
+                                              C));
     if (ffn_forward(out, &c->mlp, c->ln2, w->mlp_c_fc_w, w->mlp_c_fc_b,
                     w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT,
                     dropout_p, rng, B, T, C, F, err) != 0)
         return -1;
-    residual_forward(out, c->res1, out, n);
+    PROFILE(PROF_RESIDUAL, residual_forward(out, c->res1, out, n));
     c->dropout_p = dropout_p;
     return 0;
 }
@@ -202,20 +209,23 @@ void block_backward(float *dinp, const BlockWeights *g,
     ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
                  g->mlp_c_proj_b, &s->mlp, dout, &c->mlp, c->ln2,
                  w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
-    layernorm_backward(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
-                       w->ln_2_w, c->ln2_mean, c->ln2_rstd, B, T, C);
+    PROFILE(PROF_LAYERNORM,
+        layernorm_backward(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
+                           w->ln_2_w, c->ln2_mean, c->ln2_rstd, B, T, C));
     // res1 = inp + dropout(attn(ln_1(inp))): the same again
-    memset(s->dsub, 0, bytes);
-    residual_backward(dinp, s->dsub, s->dres, (long)n);
-    memset(s->dy, 0, bytes);
-    dropout_backward(s->dy, s->dsub, c->attn_mask, n);  // mask 1 if p = 0
+    PROFILE(PROF_RESIDUAL,
+        memset(s->dsub, 0, bytes);
+        residual_backward(dinp, s->dsub, s->dres, (long)n);
+        memset(s->dy, 0, bytes);
+        dropout_backward(s->dy, s->dsub, c->attn_mask, n));  // mask 1 if p = 0
     memset(s->dsub, 0, bytes);
     mha_backward(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
                  g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,
                  &c->attn, c->ln1, w->attn_c_attn_w, w->attn_c_proj_w, B, T,
                  C, NH);
-    layernorm_backward(dinp, g->ln_1_w, g->ln_1_b, s->dsub, inp, w->ln_1_w,
-                       c->ln1_mean, c->ln1_rstd, B, T, C);
+    PROFILE(PROF_LAYERNORM,
+        layernorm_backward(dinp, g->ln_1_w, g->ln_1_b, s->dsub, inp,
+                           w->ln_1_w, c->ln1_mean, c->ln1_rstd, B, T, C));
 }
 //< block-backward
 

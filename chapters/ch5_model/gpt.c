@@ -13,6 +13,7 @@
 #include "linear.h"
 #include "mem.h"
 #include "positional.h"
+#include "profile.h"
 
 // ---- the configuration --------------------------------------------------------
 
@@ -280,9 +281,11 @@ static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
     int C = c->n_embd, NH = c->n_head, F = 4 * C;
     size_t btc = (size_t)B * T * C;
     const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
-    embedding_forward(a->x0, idx, m->w.wte, pos, B, T, C);
-    if (dropout_forward(a->x0, a->emb_mask, a->x0, p, rng, btc, err) != 0)
-        return NULL;
+    int rc;
+    PROFILE(PROF_EMBED,
+        embedding_forward(a->x0, idx, m->w.wte, pos, B, T, C);
+        rc = dropout_forward(a->x0, a->emb_mask, a->x0, p, rng, btc, err));
+    if (rc != 0) return NULL;
     const float *x = a->x0;
     for (int l = 0; l < c->n_layer; l++) {
         float *out = a->res + l * btc;
@@ -305,14 +308,18 @@ int gpt_forward(const Gpt *m, GptActs *a, const int *idx,
     float p = train ? c->dropout : 0.0f;
     const float *x = stack_forward(m, a, idx, B, T, p, rng, err);
     if (!x) return -1;
-    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->w.ln_f_w,
-                      m->w.ln_f_b, B, T, C);
+    PROFILE(PROF_LAYERNORM, layernorm_forward(a->lnf, a->lnf_mean,
+                                              a->lnf_rstd, x, m->w.ln_f_w,
+                                              m->w.ln_f_b, B, T, C));
     // The head is the embedding matrix: logits = lnf @ wte^T.
-    linear_forward(a->logits, a->lnf, m->w.wte, NULL, B * T, C, V);
+    PROFILE(PROF_HEAD, linear_forward(a->logits, a->lnf, m->w.wte, NULL,
+                                      B * T, C, V));
     a->n_targets = 0;
     if (targets) {
-        float l = crossentropy_forward(a->logits, targets, B * T, V,
-                                       &a->n_targets);
+        float l;
+        PROFILE(PROF_XENT, l = crossentropy_forward(a->logits, targets,
+                                                    B * T, V,
+                                                    &a->n_targets));
         if (loss) *loss = l;
     }
     return 0;
@@ -383,21 +390,24 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
     int NH = c->n_head, F = 4 * C, L = c->n_layer;
     size_t btc = (size_t)B * T * C;
     if (a->n_targets == 0) return;   // nothing to learn from
+    prof_backward = true;
     // loss -> logits: softmax minus one-hot, divided by the count
-    crossentropy_backward(a->dlogits, a->logits, targets, B * T, V,
-                          1.0f / a->n_targets);
+    PROFILE(PROF_XENT, crossentropy_backward(a->dlogits, a->logits, targets,
+                                             B * T, V, 1.0f / a->n_targets));
     // logits = lnf @ wte^T: the head's share of wte's gradient, and dlnf
     float *dlnf = a->dx2;
-    memset(dlnf, 0, btc * sizeof *dlnf);
-    linear_backward(dlnf, m->g.wte, NULL, a->dlogits, a->lnf, m->w.wte,
-                    B * T, C, V);
+    PROFILE(PROF_HEAD,
+        memset(dlnf, 0, btc * sizeof *dlnf);
+        linear_backward(dlnf, m->g.wte, NULL, a->dlogits, a->lnf, m->w.wte,
+                        B * T, C, V));
     // ln_f, then the blocks from the top down; dx is the gradient of the
     // stream entering the layer being worked on.
     const float *top = L > 0 ? a->res + (size_t)(L - 1) * btc : a->x0;
     float *dx = a->dx;
-    memset(dx, 0, btc * sizeof *dx);
-    layernorm_backward(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top, m->w.ln_f_w,
-                       a->lnf_mean, a->lnf_rstd, B, T, C);
+    PROFILE(PROF_LAYERNORM,
+        memset(dx, 0, btc * sizeof *dx);
+        layernorm_backward(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top,
+                           m->w.ln_f_w, a->lnf_mean, a->lnf_rstd, B, T, C));
     float *dprev = a->dx2;
     for (int l = L - 1; l >= 0; l--) {
         const float *inp = l > 0 ? a->res + (size_t)(l - 1) * btc : a->x0;
@@ -408,11 +418,13 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
         dx = dprev, dprev = t;
     }
     // the embedding dropout, then the embedding: the second share of wte
-    if (a->dropout_p > 0) {
-        memset(dprev, 0, btc * sizeof *dprev);
-        dropout_backward(dprev, dx, a->emb_mask, btc);
-        dx = dprev;
-    }
-    embedding_backward(m->g.wte, m->g.wpe, dx, idx, B, T, C);
+    PROFILE(PROF_EMBED,
+        if (a->dropout_p > 0) {
+            memset(dprev, 0, btc * sizeof *dprev);
+            dropout_backward(dprev, dx, a->emb_mask, btc);
+            dx = dprev;
+        }
+        embedding_backward(m->g.wte, m->g.wpe, dx, idx, B, T, C));
+    prof_backward = false;
 }
 //< gpt-backward

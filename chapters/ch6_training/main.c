@@ -22,6 +22,7 @@
 #include "flags.h"
 #include "generate.h"
 #include "mem.h"
+#include "profile.h"
 #include "progress.h"
 #include "threads.h"
 #include "timer.h"
@@ -149,6 +150,58 @@ static void show_sample(const Gpt *m, const Vocab *v, int chars,
     printf("\n----\n");
     free(ids);
 }
+
+//> profile-report
+// The forward pass's memory in floats, as gpt_acts_alloc lays it out: per
+// layer the block's cache (ln_1, res1, ln2, res2, mask: 5 BTC; the
+// attention's qkv, q, k, v, yh, y: 8 BTC and the B NH T^2 weights; the
+// FFN's h and a at 4C and its mask: 9 BTC), one backward scratch for all
+// layers, and the model's own buffers (embeddings, the stream after every
+// layer, ln_f, and logits with their gradient at B T V).
+static double activation_floats(const GptConfig *c, int B, int T) {
+    double bt = (double)B * T, btc = bt * c->n_embd, L = c->n_layer;
+    double att = (double)B * c->n_head * T * T;
+    double layer = 22 * btc + 4 * bt + att;
+    double scratch = 20 * btc + att;
+    double model = (5 + L) * btc + 2 * bt + 2 * bt * c->vocab_size;
+    return L * layer + scratch + model;
+}
+
+static void show_profile(const Trainer *t, int steps) {
+    double total = 0;
+    for (int k = 0; k < PROF_KINDS; k++)
+        total += prof_seconds[k][0] + prof_seconds[k][1];
+    if (steps < 1 || total <= 0) return;
+    printf("profile     time per step by operation, over %d steps "
+           "(wall time)\n", steps);
+    printf("  %-34s %9s %9s %9s %6s\n", "operation", "forward", "backward",
+           "total", "share");
+    double attn = 0, ffn = 0;
+    for (int k = 0; k < PROF_KINDS; k++) {
+        double f = prof_seconds[k][0], b = prof_seconds[k][1];
+        printf("  %-34s %7.2f ms %7.2f ms %7.2f ms %5.1f%%\n",
+               prof_name((ProfKind)k), 1e3 * f / steps, 1e3 * b / steps,
+               1e3 * (f + b) / steps, 100 * (f + b) / total);
+        if (k == PROF_QKV || k == PROF_ATTENTION || k == PROF_ATTN_PROJ)
+            attn += f + b;
+        if (k == PROF_FC || k == PROF_GELU || k == PROF_FC_PROJ)
+            ffn += f + b;
+    }
+    printf("  attention (c_attn + core + c_proj) %.1f%%, FFN (c_fc + GELU "
+           "+ c_proj) %.1f%% of the step\n", 100 * attn / total,
+           100 * ffn / total);
+    const GptConfig *c = &t->model.cfg;
+    double mib = 4.0 / (1 << 20), n = (double)t->model.num_params;
+    double acts = activation_floats(c, t->cfg.batch, c->block_size);
+    printf("memory      parameters %.1f MiB, gradients %.1f MiB, AdamW "
+           "moments %.1f MiB, activations %.1f MiB (batch %d x %d)\n",
+           n * mib, n * mib, 2 * n * mib, acts * mib, t->cfg.batch,
+           c->block_size);
+    printf("            the activations are %.0fx the parameters: they "
+           "grow with batch x block (and the attention weights with "
+           "block^2), the parameters do not\n", acts / n);
+}
+//< profile-report
 
 static double peak_mib(void) {
     struct rusage u;
@@ -304,6 +357,7 @@ int main(int argc, char **argv) {
     double *times = xmalloc((size_t)(left > 0 ? left : 1) * sizeof *times);
     int n_times = 0;
     bool tty = isatty(fileno(stdout)) && !quiet;
+    prof_on = profile;
     double t_start = time_now(), train_time = 0, last_val = NAN;
     int exit_code = 0;
     bool reached = false;
@@ -337,6 +391,7 @@ int main(int argc, char **argv) {
             fflush(stdout);
         }
         bool last = t.step == c->steps;
+        prof_on = false;   // evaluations and samples are not profiled
         if ((c->eval_every > 0 && t.step % c->eval_every == 0) || last) {
             double tl, vl;
             if (evaluate(&t, &corpus.train, 0, &tl, &err) != 0
@@ -359,8 +414,10 @@ int main(int argc, char **argv) {
                              || (save_every > 0 && t.step % save_every == 0));
         if (save && trainer_save(&t, out, &vocab, &err) != 0)
             die("%s", err.msg);
+        prof_on = profile;
         if (reached) break;
     }
+    prof_on = false;
     if (log) fclose(log);
     if (tty && exit_code == 0 && !quiet) printf("\n");
     if (n_times > 0) {
@@ -379,7 +436,7 @@ int main(int argc, char **argv) {
         if (*out) printf("saved       %s/model.safetensors (./ch5 "
                          "--checkpoint loads it)\n", out);
     }
-    (void)profile;
+    if (profile) show_profile(&t, n_times);
     free(times);
     free(curve.steps), free(curve.train), free(curve.val);
     trainer_free(&t);

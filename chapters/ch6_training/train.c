@@ -13,6 +13,7 @@
 #include "checkpoint.h"
 #include "json.h"
 #include "mem.h"
+#include "profile.h"
 #include "safetensors.h"
 
 int trainer_init(Trainer *t, Gpt *m, const TrainConfig *cfg, Error *err) {
@@ -49,9 +50,11 @@ void trainer_free(Trainer *t) {
 }
 
 int train_step(Trainer *t, const Split *train, StepResult *r, Error *err) {
-    if (get_batch(t->x, t->y, train, t->cfg.batch, t->model.cfg.block_size,
-                  &t->data_rng, err) != 0)
-        return -1;
+    int rc;
+    PROFILE(PROF_DATA, rc = get_batch(t->x, t->y, train, t->cfg.batch,
+                                      t->model.cfg.block_size, &t->data_rng,
+                                      err));
+    if (rc != 0) return -1;
     return train_step_on(t, t->x, t->y, r, err);
 }
 
@@ -65,9 +68,10 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
     if (gpt_forward(m, &t->acts, x, y, B, T, true, &t->drop_rng, &loss,
                     err) != 0)
         return -1;
-    gpt_zero_grads(m);
+    PROFILE(PROF_OPTIM, gpt_zero_grads(m));
     gpt_backward(m, &t->acts, x, y);
-    double norm = grad_norm(m->grads, m->num_params);
+    double norm;
+    PROFILE(PROF_OPTIM, norm = grad_norm(m->grads, m->num_params));
     r->loss = loss;
     r->grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm))
@@ -77,21 +81,24 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
                                                      : "loss",
                          isnan(isfinite(loss) ? norm : loss) ? "NaN"
                                                              : "infinite");
-    if (c->grad_clip > 0 && norm > c->grad_clip) {
-        float s = (float)(c->grad_clip / (norm + 1e-6));
-        for (size_t i = 0; i < m->num_params; i++) m->grads[i] *= s;
-    }
     r->lr = lr_schedule(t->step, c->warmup, c->decay_steps, c->lr,
                         c->min_lr);
-    // AdamW tensor by tensor: weight decay for the matrices only
-    for (int i = 0; i < m->n_tensors; i++) {
-        const GptTensor *g = &m->tensors[i];
-        size_t o = g->offset, n = (size_t)g->shape[0]
-                                  * (g->ndim == 2 ? g->shape[1] : 1);
-        adamw_update(m->params + o, m->grads + o, t->m + o, t->v + o, n,
-                     t->step + 1, r->lr, g->decay ? c->adamw.weight_decay
-                                                  : 0.0f, &c->adamw);
-    }
+    prof_backward = true;   // the optimiser's time counts as backward
+    PROFILE(PROF_OPTIM,
+        if (c->grad_clip > 0 && norm > c->grad_clip) {
+            float s = (float)(c->grad_clip / (norm + 1e-6));
+            for (size_t i = 0; i < m->num_params; i++) m->grads[i] *= s;
+        }
+        // AdamW tensor by tensor: weight decay for the matrices only
+        for (int i = 0; i < m->n_tensors; i++) {
+            const GptTensor *g = &m->tensors[i];
+            size_t o = g->offset, n = (size_t)g->shape[0]
+                                      * (g->ndim == 2 ? g->shape[1] : 1);
+            adamw_update(m->params + o, m->grads + o, t->m + o, t->v + o, n,
+                         t->step + 1, r->lr,
+                         g->decay ? c->adamw.weight_decay : 0.0f, &c->adamw);
+        });
+    prof_backward = false;
     t->step++;
     return 0;
 }
