@@ -21,6 +21,8 @@ override V := $(strip $(V))
 Q := $(if $(filter 1,$(V)),,@)
 say = $(if $(filter 1,$(V)),,@echo "  $(1)";)
 
+comma := ,
+
 # ---- what exists ------------------------------------------------------------
 CHAPTER_DIRS := $(sort $(wildcard chapters/ch[1-9]_*))
 # chapters/ch1_data -> 1
@@ -40,8 +42,16 @@ OBJ := $(BUILD)/$(VARIANT)
 lazy = $(eval $(1) := $(shell $(2)))$($(1))
 HAVE_OPENMP = $(call lazy,HAVE_OPENMP,echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
 HAVE_NVCC = $(call lazy,HAVE_NVCC,command -v nvcc >/dev/null 2>&1 && echo 1)
-BLAS_CFLAGS = $(call lazy,BLAS_CFLAGS,pkg-config --cflags openblas 2>/dev/null)
-BLAS_LIBS = $(call lazy,BLAS_LIBS,pkg-config --libs openblas 2>/dev/null)
+# OpenBLAS comes in a pthreads build and an OpenMP build. Ours is the
+# OpenMP one when the compiler's OpenMP is gcc's: then the GEMMs and our
+# own parallel loops run on one pool of threads. With two pools on two
+# cores, threads of one spin while the other works and a training step
+# can take several times as long. (clang's OpenMP runtime is another
+# library, so clang builds keep the pthreads OpenBLAS.)
+BLAS_OMP_DIR = $(call lazy,BLAS_OMP_DIR,$(if $(filter clang%,$(notdir $(firstword $(CC)))),,$(if $(HAVE_OPENMP),ls -d /usr/lib/*/openblas-openmp 2>/dev/null | head -n 1)))
+BLAS_PKG = $(if $(BLAS_OMP_DIR),PKG_CONFIG_PATH=$(BLAS_OMP_DIR)/pkgconfig) pkg-config
+BLAS_CFLAGS = $(call lazy,BLAS_CFLAGS,$(BLAS_PKG) --cflags openblas 2>/dev/null)
+BLAS_LIBS = $(call lazy,BLAS_LIBS,$(BLAS_PKG) --libs openblas 2>/dev/null$(if $(BLAS_OMP_DIR), && echo -Wl$(comma)-rpath$(comma)$(BLAS_OMP_DIR)))
 CHECK_CFLAGS = $(call lazy,CHECK_CFLAGS,pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS = $(call lazy,CHECK_LIBS,pkg-config --libs check 2>/dev/null)
 
@@ -88,7 +98,7 @@ banner: | $(OBJ)/.deps-build
 	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
 	  $(if $(BLAS_LIBS),echo "  + OpenBLAS found: $(BLAS_LIBS)",echo "  - OpenBLAS not found"))
 	@$(if $(HAVE_OPENMP),echo "  + OpenMP found",echo "  - OpenMP not found: loops run on one thread")
-	@$(if $(HAVE_NVCC),echo "  + nvcc found (the CUDA backend arrives with chapter 6)",echo "  - nvcc not found: CPU only")
+	@$(if $(HAVE_NVCC),echo "  + nvcc found (no chapter uses CUDA yet)",echo "  - nvcc not found: CPU only")
 
 # The binaries at the top level are copies of the current variant's, redone
 # whenever the variant changes.

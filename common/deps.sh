@@ -33,6 +33,14 @@ check_build() {
            || ! pkg-config --exists openblas 2>/dev/null; then
             need libopenblas-dev "fast matrix products (cblas_sgemm)"
         fi
+        # the OpenMP build of OpenBLAS shares our loops' thread pool (see
+        # the Makefile); gcc builds use it when it is there
+        case ${CC_CMD##*/} in
+        clang*) ;;
+        *) ls -d /usr/lib/*/openblas-openmp >/dev/null 2>&1 \
+               || need libopenblas-openmp-dev \
+                       "OpenBLAS threads that share OpenMP's pool" ;;
+        esac
     fi
 }
 
