@@ -34,6 +34,17 @@
 // as "ch1" or "ch1 exercises": CK_INCLUDE_TAGS=ch1 runs only those).
 TCase *tcase_new(const char *name, const char *tags);
 
+// Loads a reference fixture, or fails the running test with a message
+// that names the script writing it (tests/reference/<script>).
+#include "fixture.h"
+Fixture *fixture_open(const char *path, const char *script);
+
+// n draws of N(0, std^2) from a generator seeded with seed, in a new
+// alloc_floats array (free it).
+#include <stddef.h>
+#include <stdint.h>
+float *randn_floats(size_t n, float std, uint64_t seed);
+
 // Tiny Shakespeare, for tests that need the real corpus (`make check`
 // fetches it first).
 #define SHAKESPEARE_PATH "data/tinyshakespeare.txt"

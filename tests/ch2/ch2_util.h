@@ -44,14 +44,7 @@ static inline int *fx_mask(const Fixture *f, const char *name, int B, int T) {
     return mask;
 }
 
-// n draws of N(0, std^2), reproducible from seed.
-static inline float *randn_floats(size_t n, float std, uint64_t seed) {
-    Rng rng;
-    rng_seed(&rng, seed);
-    float *p = alloc_floats(n);
-    rng_normal_fill(&rng, p, n, 0.0f, std);
-    return p;
-}
+// randn_floats (n draws of N(0, std^2) from a seed) is in check_util.h.
 
 // sum of out[i] * w[i] in double: the loss of the gradient checks, whose
 // gradient with respect to out is w.

@@ -25,10 +25,7 @@
 static const char *CASES[] = {"bias", "nobias", "sin"};
 
 static Fixture *open_fixture(void) {
-    Error err;
-    Fixture *f = fixture_load(REF "ch5_gpt.txt", &err);
-    ck_assert_msg(f != NULL, "%s", err.msg);
-    return f;
+    return fixture_open(REF "ch5_gpt.txt", "gen_ch5.py");
 }
 
 static void load_case(const char *name, Gpt *m, Vocab *v) {

@@ -18,23 +18,6 @@
 
 #define FIXTURE_PATH "tests/reference/ch5_ex.txt"
 
-static Fixture *fx5_open(void) {
-    Error err;
-    Fixture *f = fixture_load(FIXTURE_PATH, &err);
-    ck_assert_msg(f != NULL, "%s (python3 tests/reference/gen_ch5_ex.py "
-                  "writes it)", err.msg);
-    return f;
-}
-
-// n draws of N(0, std^2), reproducible from seed.
-static float *randn5(size_t n, float std, uint64_t seed) {
-    Rng rng;
-    rng_seed(&rng, seed);
-    float *p = alloc_floats(n);
-    rng_normal_fill(&rng, p, n, 0.0f, std);
-    return p;
-}
-
 // ---- 5.1 parameter count --------------------------------------------------
 
 static GptConfig config(int V, int block, int L, int NH, int C, bool bias,
@@ -188,7 +171,7 @@ END_TEST
 
 START_TEST(ex5_2_matches_pytorch) {
     // seed 001's SinusoidalPositionalEncoding, T 16, C 8
-    Fixture *f = fx5_open();
+    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch5_ex.py");
     const int shape[2] = {16, 8};
     float pe[16 * 8];
     ex_sinusoidal_table(pe, 16, 8);
@@ -271,7 +254,7 @@ static int cmp_double_desc(const void *a, const void *b) {
 START_TEST(ex5_3_random_rows) {
     // 50 logits, some repeated on purpose; the k-th largest from a sort
     enum { V = 50 };
-    float *base = randn5(V, 2.0f, 530);
+    float *base = randn_floats(V, 2.0f, 530);
     for (int i = 0; i < 10; i++) base[40 + i] = base[i];   // duplicates
     const int ks[6] = {1, 2, 7, 11, 25, 49};
     for (int n = 0; n < 6; n++) {
@@ -384,7 +367,7 @@ START_TEST(ex5_4_random_rows) {
     // softmax of random logits; p halfway between two running totals, so
     // that the answer does not hang on rounding. Kept set from a sort.
     enum { V = 16 };
-    float *logits = randn5(V, 1.5f, 540);
+    float *logits = randn_floats(V, 1.5f, 540);
     float probs[V];
     double z = 0, order[V][2];
     for (int i = 0; i < V; i++) z += exp(logits[i]);
@@ -514,10 +497,10 @@ static void emb_fd(double *grad, double *p, size_t n, const EmbLoss *e,
 START_TEST(ex5_5_finite_differences) {
     enum { B = 2, T = 3, C = 4, V = 5, BLOCK = 4 };
     const int idx[B * T] = {3, 3, 0, 4, 3, 0};        // 3 three times
-    float *lw1 = randn5(B * T * C, 1.0f, 550);
-    float *lw2 = randn5(B * T * V, 1.0f, 551);
-    float *h = randn5(B * T * C, 1.0f, 552);
-    float *wtef = randn5(V * C, 1.0f, 553), *wpef = randn5(BLOCK * C, 1.0f,
+    float *lw1 = randn_floats(B * T * C, 1.0f, 550);
+    float *lw2 = randn_floats(B * T * V, 1.0f, 551);
+    float *h = randn_floats(B * T * C, 1.0f, 552);
+    float *wtef = randn_floats(V * C, 1.0f, 553), *wpef = randn_floats(BLOCK * C, 1.0f,
                                                           554);
     double wte[V * C], wpe[BLOCK * C], gwte[V * C], gwpe[BLOCK * C];
     for (int i = 0; i < V * C; i++) wte[i] = wtef[i];
@@ -539,7 +522,7 @@ START_TEST(ex5_5_matches_pytorch) {
     // autograd's gradient of a cross-entropy loss through a tied head:
     // x = wte[idx] + wpe[:T], h = layer_norm(x), logits = h @ wte^T
     enum { B = 2, T = 3, C = 4, V = 6, BLOCK = 5 };
-    Fixture *f = fx5_open();
+    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch5_ex.py");
     const int s_idx[2] = {B, T}, s_dx[3] = {B, T, C};
     const int s_dl[2] = {B * T, V}, s_h[2] = {B * T, C};
     const int s_wte[2] = {V, C}, s_wpe[2] = {BLOCK, C};
@@ -608,7 +591,7 @@ END_TEST
 
 START_TEST(ex5_6_matches_pytorch) {
     // seed 001's apply_rope (view_as_complex), positions 3 .. 7
-    Fixture *f = fx5_open();
+    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch5_ex.py");
     const int shape[4] = {1, 2, 5, 8};
     float x[1 * 2 * 5 * 8];
     memcpy(x, fixture_get(f, "rope.x", shape, 4), sizeof x);
@@ -623,7 +606,7 @@ START_TEST(ex5_6_identity_and_norms) {
     // Position 0 turns nothing; every other position keeps each pair's
     // length (and so each row's): a rotation of the pairs (2i, 2i+1).
     enum { B = 2, NH = 3, T = 5, HS = 16, N = B * NH * T * HS };
-    float *x = randn5(N, 1.0f, 560), y[N];
+    float *x = randn_floats(N, 1.0f, 560), y[N];
     memcpy(y, x, sizeof y);
     ex_rope(y, B * NH * T, 1, 1, HS, 0);          // every row at position 0
     for (int i = 0; i < N; i++)
@@ -648,7 +631,7 @@ START_TEST(ex5_6_relative_positions) {
     // another: row m is rope(q, m). <rope(q, m), rope(k, n)> depends on
     // m - n only, and differs for a different m - n.
     enum { T = 13, HS = 8 };
-    float *q1 = randn5(HS, 1.0f, 561), *k1 = randn5(HS, 1.0f, 562);
+    float *q1 = randn_floats(HS, 1.0f, 561), *k1 = randn_floats(HS, 1.0f, 562);
     float q[T * HS], k[T * HS];
     for (int t = 0; t < T; t++) {
         memcpy(q + t * HS, q1, HS * sizeof *q);
@@ -677,7 +660,7 @@ START_TEST(ex5_6_offset_and_layout) {
     // pos0 shifts every row: T 3 rows at pos0 5 are rows 5..7 of the same
     // content at pos0 0. Position comes from t alone, not from b or head.
     enum { HS = 6, TL = 8, TS = 3, B = 2, NH = 2 };
-    float *rows = randn5(TS * HS, 1.0f, 563);
+    float *rows = randn_floats(TS * HS, 1.0f, 563);
     float longer[TL * HS] = {0}, shifted[B * NH * TS * HS];
     memcpy(longer + 5 * HS, rows, TS * HS * sizeof *rows);
     ex_rope(longer, 1, 1, TL, HS, 0);

@@ -18,23 +18,6 @@
 
 #define FIXTURE_PATH "tests/reference/ch6_ex.txt"
 
-static Fixture *fx6_open(void) {
-    Error err;
-    Fixture *f = fixture_load(FIXTURE_PATH, &err);
-    ck_assert_msg(f != NULL, "%s (python3 tests/reference/gen_ch6_ex.py "
-                  "writes it)", err.msg);
-    return f;
-}
-
-// n draws of N(0, std^2), reproducible from seed.
-static float *randn6(size_t n, float std, uint64_t seed) {
-    Rng rng;
-    rng_seed(&rng, seed);
-    float *p = alloc_floats(n);
-    rng_normal_fill(&rng, p, n, 0.0f, std);
-    return p;
-}
-
 // |got - want| <= rtol * |want|, with a message naming the value
 static void check_rel(const char *what, double got, double want,
                       double rtol) {
@@ -139,7 +122,7 @@ START_TEST(ex6_1_ignore_index) {
     xent_case("3 rows, the middle one ignored", logits, targets, 3, 3,
               1e-5);
     // random rows with several ignored, one of them the last
-    float *r = randn6(6 * 10, 2.0f, 610);
+    float *r = randn_floats(6 * 10, 2.0f, 610);
     const int tr[6] = {4, -1, 0, 9, -1, -1};
     xent_case("6 random rows, 3 ignored", r, tr, 6, 10, 1e-5);
     free(r);
@@ -202,7 +185,7 @@ START_TEST(ex6_1_finite_differences) {
     // the definition, every logit, an ignored row included (its column of
     // differences is 0).
     enum { N = 5, V = 7 };
-    float *logits = randn6(N * V, 1.5f, 611);
+    float *logits = randn_floats(N * V, 1.5f, 611);
     const int targets[N] = {6, 0, -1, 3, 3};
     float dl[N * V];
     float loss = ex_crossentropy(dl, logits, targets, N, V);
@@ -217,7 +200,7 @@ END_TEST
 START_TEST(ex6_1_matches_pytorch) {
     // F.cross_entropy(logits, targets, ignore_index=-1) and autograd: an
     // ordinary case and one with logits up to +-1000 (rtol as above)
-    Fixture *f = fx6_open();
+    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch6_ex.py");
     const struct { const char *name; int N, V; double rtol; } cases[2] = {
         {"xent", 8, 11, 1e-5}, {"xent_big", 4, 5, 1e-4}};
     for (int k = 0; k < 2; k++) {
@@ -336,7 +319,7 @@ START_TEST(ex6_2_matches_pytorch) {
     // on 12 parameters (2 with gradients near 1e-7, where eps matters),
     // weight decay 0.1 and 0
     enum { STEPS = 10, N = 12 };
-    Fixture *f = fx6_open();
+    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch6_ex.py");
     const char *names[2] = {"adamw.wd", "adamw.nowd"};
     const float wds[2] = {0.1f, 0.0f};
     const int s_n[1] = {N}, s_sn[2] = {STEPS, N};
@@ -546,7 +529,7 @@ START_TEST(ex6_4_below_threshold) {
     // A norm below max_norm leaves every gradient exactly as it was (the
     // factor is min(1, ...): never scaled up)
     enum { N = 100 };
-    float *g = randn6(N, 1.0f, 640), keep[N];
+    float *g = randn_floats(N, 1.0f, 640), keep[N];
     memcpy(keep, g, sizeof keep);
     double sum = 0;
     for (int i = 0; i < N; i++) sum += (double)g[i] * g[i];
@@ -571,7 +554,7 @@ START_TEST(ex6_4_direction) {
     // max_norm / (norm + 1e-6), so the direction stays and the new norm is
     // max_norm (not each element clamped to max_norm on its own)
     enum { N = 1000 };
-    float *g = randn6(N, 1.0f, 641), keep[N];
+    float *g = randn_floats(N, 1.0f, 641), keep[N];
     memcpy(keep, g, sizeof keep);
     double sum = 0;
     for (int i = 0; i < N; i++) sum += (double)g[i] * g[i];
@@ -622,7 +605,7 @@ START_TEST(ex6_4_matches_pytorch) {
     // clip_grad_norm_ over three tensors (20 + 7 + 9 values, flattened in
     // order): one global norm, one factor for all
     enum { N = 36 };
-    Fixture *f = fx6_open();
+    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch6_ex.py");
     const char *names[2] = {"clip.one", "clip.half"};
     const int s_n[1] = {N};
     for (int k = 0; k < 2; k++) {
