@@ -404,6 +404,7 @@ int main(int argc, char **argv) {
             curve_add(&curve, t.step, tl, vl);
             if (tty) printf("\n");
             printf("eval step %d: train %.4f, val %.4f\n", t.step, tl, vl);
+            fflush(stdout);
             if (log) fprintf(log, "%d,%.6f,%.6f,,,\n", t.step, tl, vl);
             if (!last && !quiet)
                 show_sample(&t.model, &vocab, sample_chars / 3, t.step);
