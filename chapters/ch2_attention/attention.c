@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fastexp.h"
 #include "gemm.h"
 #include "parallel.h"
 
@@ -49,27 +50,64 @@ int attention_causal_visible(bool causal, int t, int Tq, int Tk) {
     return n < 0 ? 0 : n > Tk ? Tk : (int)n;
 }
 
+// The largest of x[0..n-1] and their sum, with 16 running values side by
+// side so that the compiler can keep them in one vector register. The
+// order of the additions is fixed, so the result is too.
+#define LANES 16
+static float max_of(const float *x, int n) {
+    float m[LANES], best = -INFINITY;
+    for (int j = 0; j < LANES; j++) m[j] = -INFINITY;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++)
+            m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+    for (; i < n; i++) best = x[i] > best ? x[i] : best;
+    for (int j = 0; j < LANES; j++) best = m[j] > best ? m[j] : best;
+    return best;
+}
+
+static float sum_of(const float *x, int n) {
+    float s[LANES] = {0}, sum = 0.0f;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) s[j] += x[i + j];
+    for (int j = 0; j < LANES; j++) sum += s[j];
+    for (; i < n; i++) sum += x[i];
+    return sum;
+}
+
+static float dot_of(const float *x, const float *y, int n) {
+    float s[LANES] = {0}, sum = 0.0f;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) s[j] += x[i + j] * y[i + j];
+    for (int j = 0; j < LANES; j++) sum += s[j];
+    for (; i < n; i++) sum += x[i] * y[i];
+    return sum;
+}
+
 //> masked-softmax
 // One row of attention weights, in place: scores in, weights out. Only
 // keys 0..visible-1 that key_mask (NULL: none) marks real take part; the
 // others get exactly 0, and a row with no such key becomes all zeros.
 static void masked_softmax_row(float *row, int Tk, int visible,
                                const int *key_mask) {
-    float max = -INFINITY;
-    int n = 0;                              // keys that take part
-    for (int s = 0; s < visible; s++)
-        if (!key_mask || key_mask[s]) {
-            max = fmaxf(max, row[s]);
-            n++;
-        }
-    float sum = 0.0f;
-    for (int s = 0; s < Tk; s++) {
-        bool seen = s < visible && (!key_mask || key_mask[s]);
-        row[s] = seen ? expf(row[s] - max) : 0.0f;
-        sum += row[s];
-    }
-    if (n == 0) return;                     // nothing to look at: zeros
-    for (int s = 0; s < visible; s++) row[s] /= sum;
+    float max = -INFINITY;                // exp(x - max) <= 1: no overflow
+    int n = visible;                      // keys that take part
+    if (!key_mask)
+        max = max_of(row, visible);
+    else
+        for (int s = 0, seen = n = 0; s < visible; s++, n += seen)
+            if ((seen = key_mask[s] != 0)) max = row[s] > max ? row[s] : max;
+    if (n == 0) visible = 0;              // nothing to look at: zeros
+    for (int s = 0; s < visible; s++) row[s] = exp_fast(row[s] - max);
+    if (key_mask)
+        for (int s = 0; s < visible; s++)
+            if (!key_mask[s]) row[s] = 0.0f;
+    for (int s = visible; s < Tk; s++) row[s] = 0.0f;
+    if (visible == 0) return;
+    float inv = 1.0f / sum_of(row, visible);  // >= 1: the max gave e^0
+    for (int s = 0; s < visible; s++) row[s] *= inv;
 }
 //< masked-softmax
 
@@ -88,6 +126,11 @@ static int check_sizes(int B, int NH, int Tq, int Tk, int HS, Error *err) {
 }
 
 //> attention-forward
+// Query rows go through in blocks of ATT_ROWS: a block needs the scores of
+// only the keys its last row can see, so under the causal mask the blocks
+// skip most of the upper triangle that the mask would throw away.
+#define ATT_ROWS 32
+
 int attention_forward(float *out, float *att, const float *q,
                       const float *k, const float *v, const int *key_mask,
                       bool causal, int B, int NH, int Tq, int Tk, int HS,
@@ -96,25 +139,49 @@ int attention_forward(float *out, float *att, const float *q,
     int Z = B * NH;                         // independent heads
     size_t qs = (size_t)Tq * HS, ks = (size_t)Tk * HS, as = (size_t)Tq * Tk;
     float scale = 1.0f / sqrtf((float)HS);
-    // scores (Tq, Tk) = scale * q (Tq, HS) @ k^T (HS, Tk), head by head
-    for (int z = 0; z < Z; z++)
-        gemm(false, true, Tq, Tk, HS, scale, q + z * qs, HS, k + z * ks, HS,
-             0.0f, att + z * as, Tk);
-    // every row through the softmax, fused with both masks
-    PARALLEL_FOR
-    for (int r = 0; r < Z * Tq; r++) {
-        int b = r / (NH * Tq), t = r % Tq;
-        masked_softmax_row(att + (size_t)r * Tk, Tk,
-                           attention_causal_visible(causal, t, Tq, Tk),
-                           key_mask ? key_mask + (size_t)b * Tk : NULL);
+    PARALLEL_FOR                            // a head per thread at a time
+    for (int z = 0; z < Z; z++) {
+        const float *qz = q + z * qs, *kz = k + z * ks, *vz = v + z * ks;
+        const int *mask = key_mask ? key_mask + (size_t)(z / NH) * Tk : NULL;
+        for (int t0 = 0; t0 < Tq; t0 += ATT_ROWS) {
+            int m = Tq - t0 < ATT_ROWS ? Tq - t0 : ATT_ROWS;
+            int n = attention_causal_visible(causal, t0 + m - 1, Tq, Tk);
+            float *a = att + z * as + (size_t)t0 * Tk, *o = out + z * qs
+                                                            + (size_t)t0 * HS;
+            // scores (m, n) = scale * q rows (m, HS) @ k^T (HS, n)
+            if (n > 0)
+                gemm(false, true, m, n, HS, scale, qz + (size_t)t0 * HS, HS,
+                     kz, HS, 0.0f, a, Tk);
+            // each row through the softmax, fused with both masks
+            for (int t = t0; t < t0 + m; t++, a += Tk)
+                masked_softmax_row(a, Tk, attention_causal_visible(causal, t,
+                                                                   Tq, Tk),
+                                   mask);
+            a -= (size_t)m * Tk;
+            // out (m, HS) = att (m, n) @ v (n, HS): weighted sums of values
+            if (n > 0)
+                gemm(false, false, m, HS, n, 1.0f, a, Tk, vz, HS, 0.0f, o,
+                     HS);
+            else
+                memset(o, 0, (size_t)m * HS * sizeof *o);
+        }
     }
-    // out (Tq, HS) = att (Tq, Tk) @ v (Tk, HS): a weighted sum of values
-    for (int z = 0; z < Z; z++)
-        gemm(false, false, Tq, HS, Tk, 1.0f, att + z * as, Tk, v + z * ks,
-             HS, 0.0f, out + z * qs, HS);
     return 0;
 }
 //< attention-forward
+
+// 1 + the last column in which one of the m rows of a (row stride Tk) is
+// not 0: the keys past it were hidden from every one of those rows.
+static int last_nonzero_column(const float *a, int m, int Tk) {
+    int n = 0;
+    for (int t = 0; t < m; t++) {
+        const float *row = a + (size_t)t * Tk;
+        int s = Tk;
+        while (s > n && row[s - 1] == 0.0f) s--;
+        n = s > n ? s : n;
+    }
+    return n;
+}
 
 //> attention-backward
 void attention_backward(float *dq, float *dk, float *dv, float *datt,
@@ -125,24 +192,36 @@ void attention_backward(float *dq, float *dk, float *dv, float *datt,
     int Z = B * NH;
     size_t qs = (size_t)Tq * HS, ks = (size_t)Tk * HS, as = (size_t)Tq * Tk;
     float scale = 1.0f / sqrtf((float)HS);
-    for (int z = 0; z < Z; z++) {          // through out = att @ v
-        gemm(true, false, Tk, HS, Tq, 1.0f, att + z * as, Tk, dout + z * qs,
-             HS, 1.0f, dv + z * ks, HS);   // dv += att^T @ dout
-        gemm(false, true, Tq, Tk, HS, 1.0f, dout + z * qs, HS, v + z * ks,
-             HS, 0.0f, datt + z * as, Tk); // datt = dout @ v^T
-    }
-    PARALLEL_FOR                           // through the softmax, in place:
-    for (int r = 0; r < Z * Tq; r++) {     // datt becomes dscores
-        const float *y = att + (size_t)r * Tk;
-        float *d = datt + (size_t)r * Tk, dot = 0.0f;
-        for (int s = 0; s < Tk; s++) dot += d[s] * y[s];
-        for (int s = 0; s < Tk; s++) d[s] = y[s] * (d[s] - dot);
-    }
-    for (int z = 0; z < Z; z++) {          // through scores = scale q k^T
-        gemm(false, false, Tq, HS, Tk, scale, datt + z * as, Tk,
-             k + z * ks, HS, 1.0f, dq + z * qs, HS);  // dq += s dsc @ k
-        gemm(true, false, Tk, HS, Tq, scale, datt + z * as, Tk,
-             q + z * qs, HS, 1.0f, dk + z * ks, HS);  // dk += s dsc^T @ q
+    PARALLEL_FOR
+    for (int z = 0; z < Z; z++) {
+        for (int t0 = 0; t0 < Tq; t0 += ATT_ROWS) {
+            int m = Tq - t0 < ATT_ROWS ? Tq - t0 : ATT_ROWS;
+            // Columns n.. of these rows of att are 0 (hidden keys): they
+            // pass back nothing, so the block's products can stop at n.
+            int n = last_nonzero_column(att + z * as + (size_t)t0 * Tk, m,
+                                        Tk);
+            if (n == 0) continue;
+            size_t aq = z * as + (size_t)t0 * Tk, rq = z * qs
+                                                       + (size_t)t0 * HS;
+            const float *a = att + aq, *dy = dout + rq;
+            float *d = datt + aq;
+            // through out = att @ v
+            gemm(true, false, n, HS, m, 1.0f, a, Tk, dy, HS, 1.0f,
+                 dv + z * ks, HS);          // dv += att^T @ dout
+            gemm(false, true, m, n, HS, 1.0f, dy, HS, v + z * ks, HS, 0.0f,
+                 d, Tk);                    // datt = dout @ v^T
+            // through the softmax, in place: datt becomes dscores
+            for (int t = 0; t < m; t++) {
+                const float *y = a + (size_t)t * Tk;
+                float *dr = d + (size_t)t * Tk, dot = dot_of(dr, y, n);
+                for (int s = 0; s < n; s++) dr[s] = y[s] * (dr[s] - dot);
+            }
+            // through scores = scale q k^T
+            gemm(false, false, m, HS, n, scale, d, Tk, k + z * ks, HS, 1.0f,
+                 dq + rq, HS);              // dq += s dscores @ k
+            gemm(true, false, n, HS, m, scale, d, Tk, q + rq, HS, 1.0f,
+                 dk + z * ks, HS);          // dk += s dscores^T @ q
+        }
     }
 }
 //< attention-backward

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "fastexp.h"
 #include "parallel.h"
 
 //> relu
@@ -19,29 +20,6 @@ void relu_backward(float *dinp, const float *dout, const float *inp,
 }
 //< relu
 
-//> fast-exp
-// e^x, written so that the compiler can vectorise a loop that calls it
-// (libm's expf is one opaque call per value). Split x = k ln2 + r with k
-// an integer and |r| <= ln2/2; then e^x = 2^k e^r, 2^k is put straight
-// into a float's exponent bits, and e^r is its Taylor series to r^7, off by
-// less than r^8/8! < 6e-9. x is clamped to [-87, 88], where 2^k stays a
-// normal float; e^-87 = 1.6e-38 stands in for anything smaller (and for
-// NaN, so that the conversion to int below is always defined).
-static inline float exp_fast(float x) {
-    const float log2e = 1.44269504f, round = 0x1.8p23f;
-    const float ln2_hi = 0.693145752f, ln2_lo = 1.42860677e-06f;
-    x = x > -87.0f ? x : -87.0f;
-    x = x < 88.0f ? x : 88.0f;
-    float k = (x * log2e + round) - round;  // x / ln2 rounded to an integer
-    float r = (x - k * ln2_hi) - k * ln2_lo;     // ln2 = ln2_hi + ln2_lo
-    float p = 1.0f + r * (1.0f + r * (1.0f / 2 + r * (1.0f / 6 + r * (
-              1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (
-              1.0f / 5040)))))));
-    union { uint32_t u; float f; } two_k = {.u = (uint32_t)((int)k + 127)
-                                                 << 23};
-    return p * two_k.f;
-}
-//< fast-exp
 
 //> gelu-exact
 #define INV_SQRT2 0.70710678118654752440f       // 1 / sqrt(2)

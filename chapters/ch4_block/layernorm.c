@@ -6,6 +6,8 @@
 
 #include "parallel.h"
 
+#define LN_COLS 16   // columns per task in the backward column sums
+
 //> layernorm-forward
 void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *weight, const float *bias, int B, int T,
@@ -54,16 +56,26 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias,
             dx[i] += s * (weight[i] * dy[i] - a - xhat * b);
         }
     }
+    // dweight, dbias: sums down the columns, 16 columns (one cache line of
+    // each row) per task, every column summed in row order whatever the
+    // number of threads, so the results are repeatable.
     PARALLEL_FOR
-    for (int i = 0; i < C; i++) {          // dweight, dbias: column by column
-        double dw = 0, db = 0;
+    for (int i0 = 0; i0 < C; i0 += LN_COLS) {
+        int n = C - i0 < LN_COLS ? C - i0 : LN_COLS;
+        double dw[LN_COLS] = {0}, db[LN_COLS] = {0};
         for (int r = 0; r < N; r++) {
-            float dy = dout[(size_t)r * C + i];
-            dw += (double)dy * ((inp[(size_t)r * C + i] - mean[r]) * rstd[r]);
-            db += dy;
+            const float *dy = dout + (size_t)r * C + i0;
+            const float *x = inp + (size_t)r * C + i0;
+            float m = mean[r], s = rstd[r];
+            for (int j = 0; j < n; j++) {
+                dw[j] += (double)dy[j] * ((x[j] - m) * s);
+                db[j] += dy[j];
+            }
         }
-        dweight[i] += (float)dw;
-        if (dbias) dbias[i] += (float)db;
+        for (int j = 0; j < n; j++) {
+            dweight[i0 + j] += (float)dw[j];
+            if (dbias) dbias[i0 + j] += (float)db[j];
+        }
     }
 }
 //< layernorm-backward
@@ -102,12 +114,14 @@ void rmsnorm_backward(float *dinp, float *dweight, const float *dout,
                                             - x[i] * s * b);
     }
     PARALLEL_FOR
-    for (int i = 0; i < C; i++) {
-        double dw = 0;
+    for (int i0 = 0; i0 < C; i0 += LN_COLS) {   // as in layernorm_backward
+        int n = C - i0 < LN_COLS ? C - i0 : LN_COLS;
+        double dw[LN_COLS] = {0};
         for (int r = 0; r < N; r++)
-            dw += (double)dout[(size_t)r * C + i]
-                  * (inp[(size_t)r * C + i] * rstd[r]);
-        dweight[i] += (float)dw;
+            for (int j = 0; j < n; j++)
+                dw[j] += (double)dout[(size_t)r * C + i0 + j]
+                         * (inp[(size_t)r * C + i0 + j] * rstd[r]);
+        for (int j = 0; j < n; j++) dweight[i0 + j] += (float)dw[j];
     }
 }
 //< rmsnorm
