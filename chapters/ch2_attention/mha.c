@@ -66,22 +66,34 @@ int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err) {
     memset(c, 0, sizeof *c);
     if (check_sizes(B, T, C, NH, err) != 0) return -1;
     size_t btc = (size_t)B * T * C, btt = (size_t)B * NH * T * T;
-    c->mem = alloc_floats(3 * btc + 3 * btc + btt + btc + btc);
+    c->mem = alloc_floats(3 * btc + btt + btc);
     float *next = c->mem;
-    c->qkv = take(&next, 3 * btc);
     c->q = take(&next, btc);
     c->k = take(&next, btc);
     c->v = take(&next, btc);
     c->att = take(&next, btt);
-    c->yh = take(&next, btc);
     c->y = take(&next, btc);
+    c->tmp = alloc_floats(3 * btc + btc);
+    next = c->tmp;
+    c->qkv = take(&next, 3 * btc);
+    c->yh = take(&next, btc);
     c->B = B, c->T = T, c->C = C, c->NH = NH;
     return 0;
 }
 
 void mha_cache_free(MhaCache *c) {
     free(c->mem);
+    free(c->tmp);
     memset(c, 0, sizeof *c);
+}
+
+void mha_cache_share(MhaCache *c, const MhaCache *owner) {
+    assert(c->B == owner->B && c->T == owner->T && c->C == owner->C
+           && c->NH == owner->NH && owner->tmp);
+    free(c->tmp);
+    c->tmp = NULL;
+    c->qkv = owner->qkv;
+    c->yh = owner->yh;
 }
 
 int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,

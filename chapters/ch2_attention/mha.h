@@ -38,7 +38,8 @@ typedef struct {
     float *att;        // (B, NH, T, T)  attention weights, after softmax
     float *yh;         // (B, NH, T, HS) attention output of each head
     float *y;          // (B, T, C)      the heads merged: c_proj's input
-    float *mem;        // the one allocation the views point into
+    float *mem;        // the allocation of q, k, v, att and y
+    float *tmp;        // that of qkv and yh (NULL when shared)
 } MhaCache;
 
 // Work space of the backward pass (one can serve every layer of a model).
@@ -56,6 +57,12 @@ typedef struct {
 // too large). *_free releases and clears; freeing a zeroed struct is fine.
 int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err);
 void mha_cache_free(MhaCache *c);
+
+// qkv and yh are needed only inside mha_forward (the backward pass uses the
+// heads q, k, v and the merged y), so layers that run one after another can
+// share one copy: c gives up its own and uses owner's, which must have the
+// same sizes and outlive c's use.
+void mha_cache_share(MhaCache *c, const MhaCache *owner);
 int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,
                       Error *err);
 void mha_scratch_free(MhaScratch *s);

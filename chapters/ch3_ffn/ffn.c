@@ -35,17 +35,26 @@ int ffn_cache_alloc(FfnCache *c, int B, int T, int C, int F, Error *err) {
     memset(c, 0, sizeof *c);
     if (check_sizes(B, T, C, F, err) != 0) return -1;
     size_t btf = (size_t)B * T * F, btc = (size_t)B * T * C;
-    c->mem = alloc_floats(2 * btf + btc);
+    c->mem = alloc_floats(2 * btf);
     c->h = c->mem;
     c->a = c->h + btf;
-    c->mask = c->a + btf;
+    c->mask = c->tmp = alloc_floats(btc);
     c->B = B, c->T = T, c->C = C, c->F = F;
     return 0;
 }
 
 void ffn_cache_free(FfnCache *c) {
     free(c->mem);
+    free(c->tmp);
     memset(c, 0, sizeof *c);
+}
+
+void ffn_cache_share_mask(FfnCache *c, const FfnCache *owner) {
+    assert(c->B == owner->B && c->T == owner->T && c->C == owner->C
+           && owner->tmp);
+    free(c->tmp);
+    c->tmp = NULL;
+    c->mask = owner->mask;
 }
 
 int ffn_scratch_alloc(FfnScratch *s, int B, int T, int C, int F,

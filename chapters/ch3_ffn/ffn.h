@@ -33,7 +33,8 @@ typedef struct {
     float *mask;       // (B, T, C)  dropout mask, 0 or 1/(1-p)
     GeluKind gelu;     // the GELU and the dropout p of the last forward
     float dropout_p;   // pass, which its backward pass must use too
-    float *mem;        // the one allocation the views point into
+    float *mem;        // the allocation of h and a
+    float *tmp;        // that of mask (NULL when shared)
 } FfnCache;
 
 // Work space of the backward pass.
@@ -48,6 +49,12 @@ typedef struct {
 // 0, or -1 with a message for bad sizes (below 1, or too large). *_free
 // releases and clears; freeing a zeroed struct is fine.
 int ffn_cache_alloc(FfnCache *c, int B, int T, int C, int F, Error *err);
+
+// Without dropout the mask is all ones and read by nobody but the layer's
+// own backward pass, so the layers of a model that never uses dropout can
+// share one: c gives up its mask and uses owner's (same sizes, outliving
+// c's use). block_cache_share (chapter 4) does this for a GPT.
+void ffn_cache_share_mask(FfnCache *c, const FfnCache *owner);
 void ffn_cache_free(FfnCache *c);
 int ffn_scratch_alloc(FfnScratch *s, int B, int T, int C, int F,
                       Error *err);

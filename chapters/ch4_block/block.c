@@ -95,13 +95,13 @@ int block_cache_alloc(BlockCache *c, int B, int T, int C, int NH, int F,
         return -1;
     }
     size_t bt = (size_t)B * T, btc = bt * C;
-    c->mem = alloc_floats(5 * btc + 4 * bt);
+    c->mem = alloc_floats(4 * btc + 4 * bt);
     float *p = c->mem;
     c->ln1 = p, p += btc;
     c->res1 = p, p += btc;
     c->ln2 = p, p += btc;
     c->res2 = p, p += btc;
-    c->attn_mask = p, p += btc;
+    c->attn_mask = c->tmp = alloc_floats(btc);
     c->ln1_mean = p, p += bt;
     c->ln1_rstd = p, p += bt;
     c->ln2_mean = p, p += bt;
@@ -114,7 +114,19 @@ void block_cache_free(BlockCache *c) {
     mha_cache_free(&c->attn);
     ffn_cache_free(&c->mlp);
     free(c->mem);
+    free(c->tmp);
     memset(c, 0, sizeof *c);
+}
+
+void block_cache_share(BlockCache *c, const BlockCache *owner, bool masks) {
+    mha_cache_share(&c->attn, &owner->attn);
+    if (!masks) return;
+    assert(owner->tmp);
+    ffn_cache_share_mask(&c->mlp, &owner->mlp);
+    free(c->tmp);
+    c->tmp = NULL;
+    c->attn_mask = owner->attn_mask;
+    c->shared_masks = true;
 }
 
 int block_scratch_alloc(BlockScratch *s, int B, int T, int C, int NH, int F,
@@ -151,6 +163,11 @@ static int check_call(const BlockCache *c, float p, int B, int T, int C,
         || check_fits(B, T, C, NH, F, have, err) != 0
         || dropout_check_p(p, "transformer block: dropout p", err) != 0)
         return -1;
+    if (p > 0.0f && c->shared_masks)
+        return error_set(err, "transformer block: dropout p = %g, but this "
+                         "cache shares its dropout masks with other layers "
+                         "(allocated for a model without dropout)",
+                         (double)p);
     return 0;
 }
 

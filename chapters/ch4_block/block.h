@@ -77,9 +77,11 @@ typedef struct {
     float *res2;                // (B,T,C) after the mlp add (Post-LN only)
     float *attn_mask;           // (B,T,C) resid dropout mask of attn
     float dropout_p;            // of the last forward pass
+    bool shared_masks;          // block_cache_share(.., true): p must be 0
     MhaCache attn;
     FfnCache mlp;
     float *mem;
+    float *tmp;                 // attn_mask's allocation (NULL if shared)
 } BlockCache;
 
 // Work space of the backward pass; one serves every layer of a model.
@@ -98,6 +100,14 @@ typedef struct {
 int block_cache_alloc(BlockCache *c, int B, int T, int C, int NH, int F,
                       Error *err);
 void block_cache_free(BlockCache *c);
+
+// The layers of a model run one after another, so what a layer needs only
+// during its own forward pass can be shared: c gives up its qkv and yh
+// (mha_cache_share) and uses owner's, and with masks also its two dropout
+// masks, which is right only for a model that never uses dropout: a
+// forward pass with dropout_p > 0 on such a cache then fails. owner has
+// the same sizes and must outlive c's use. A GPT's layers share layer 0's.
+void block_cache_share(BlockCache *c, const BlockCache *owner, bool masks);
 int block_scratch_alloc(BlockScratch *s, int B, int T, int C, int NH, int F,
                         Error *err);
 void block_scratch_free(BlockScratch *s);

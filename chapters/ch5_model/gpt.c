@@ -217,6 +217,10 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
             gpt_acts_free(a, cfg);
             return -1;
         }
+    // Layers run one after another: what a layer needs only during its
+    // forward pass (and, without dropout, the all-ones masks) is layer 0's.
+    for (int l = 1; l < L; l++)
+        block_cache_share(&a->blocks[l], &a->blocks[0], cfg->dropout == 0);
     if (block_scratch_alloc(&a->scratch, B, T, C, cfg->n_head, 4 * C,
                             err) != 0) {
         gpt_acts_free(a, cfg);

@@ -155,19 +155,23 @@ static void show_sample(const Gpt *m, const Vocab *v, int chars,
 }
 
 //> profile-report
-// The forward pass's memory in floats, as gpt_acts_alloc lays it out: per
-// layer the block's cache (ln_1, res1, ln2, res2, mask: 5 BTC; the
-// attention's qkv, q, k, v, yh, y: 8 BTC and the B NH T^2 weights; the
-// FFN's h and a at 4C and its mask: 9 BTC), one backward scratch for all
-// layers, and the model's own buffers (embeddings, the stream after every
-// layer, ln_f, and logits with their gradient at B T V).
+// The activations' memory in floats, as gpt_acts_alloc lays it out and
+// the forward pass touches it: per layer the block's ln_1, res1 and ln2
+// (3 BTC; res2 belongs to Post-LN and is never touched here), the
+// attention's q, k, v and y (4 BTC) and the B NH T^2 weights, the FFN's h
+// and a at 4C (8 BTC) and the two dropout masks (2 BTC); once, the
+// attention's qkv and yh (4 BTC), which every layer shares, and the masks
+// too when dropout is 0; one backward scratch for all layers; and the
+// model's own buffers (embeddings, the stream after every layer, ln_f,
+// and logits with their gradient at B T V).
 static double activation_floats(const GptConfig *c, int B, int T) {
     double bt = (double)B * T, btc = bt * c->n_embd, L = c->n_layer;
     double att = (double)B * c->n_head * T * T;
-    double layer = 22 * btc + 4 * bt + att;
+    double masks = 2 * btc * (c->dropout > 0 ? L : 1);
+    double layer = 15 * btc + 4 * bt + att;
     double scratch = 20 * btc + att;
     double model = (5 + L) * btc + 2 * bt + 2 * bt * c->vocab_size;
-    return L * layer + scratch + model;
+    return L * layer + masks + 4 * btc + scratch + model;
 }
 
 static void show_profile(const Trainer *t, int steps) {

@@ -492,6 +492,73 @@ START_TEST(block_parameter_counts) {
 }
 END_TEST
 
+// Two stacked blocks (the same weights twice, for brevity) run once with
+// a cache each and once with layer 1 sharing layer 0's forward-only
+// buffers and masks, as a GPT does: outputs and gradients must be the
+// same, bit for bit. Sharing is wrong if layer 1's forward overwrites
+// something layer 0's backward still reads.
+static void two_blocks(BlockProblem *p, BlockCache cache[2], float *out,
+                       float *dx) {
+    const BlockCase *c = &p->c;
+    size_t n = (size_t)c->B * c->T * c->C;
+    float *h = alloc_floats(n), *dh = alloc_floats(n);
+    Error err;
+    BlockScratch s;
+    ck_assert_int_eq(block_scratch_alloc(&s, c->B, c->T, c->C, c->NH, c->F,
+                                         &err), 0);
+    ck_assert_int_eq(block_forward(h, &cache[0], p->x, &p->prm.w, 0, NULL,
+                                   c->B, c->T, c->C, c->NH, c->F, &err), 0);
+    ck_assert_int_eq(block_forward(out, &cache[1], h, &p->prm.w, 0, NULL,
+                                   c->B, c->T, c->C, c->NH, c->F, &err), 0);
+    memset(p->prm.grads, 0, p->prm.n * sizeof *p->prm.grads);
+    block_backward(dh, &p->prm.g, &s, p->lw, &cache[1], h, &p->prm.w, c->B,
+                   c->T, c->C, c->NH, c->F);
+    block_backward(dx, &p->prm.g, &s, dh, &cache[0], p->x, &p->prm.w, c->B,
+                   c->T, c->C, c->NH, c->F);
+    block_scratch_free(&s);
+    free(h);
+    free(dh);
+}
+
+START_TEST(block_shared_cache) {
+    BlockCase c = {"share", false, 2, 5, 8, 2, 20, true, 0, 0};
+    BlockProblem p = bp_random(&c, 900);
+    size_t n = (size_t)c.B * c.T * c.C;
+    BlockCache own[2], shared[2];
+    Error err;
+    for (int l = 0; l < 2; l++) {
+        ck_assert_int_eq(block_cache_alloc(&own[l], c.B, c.T, c.C, c.NH,
+                                           c.F, &err), 0);
+        ck_assert_int_eq(block_cache_alloc(&shared[l], c.B, c.T, c.C, c.NH,
+                                           c.F, &err), 0);
+    }
+    block_cache_share(&shared[1], &shared[0], true);
+    ck_assert_ptr_eq(shared[1].attn.qkv, shared[0].attn.qkv);
+    ck_assert_ptr_eq(shared[1].mlp.mask, shared[0].mlp.mask);
+    float *out1 = alloc_floats(n), *dx1 = alloc_floats(n);
+    float *out2 = alloc_floats(n), *dx2 = alloc_floats(n);
+    float *g1 = alloc_floats(p.prm.n);
+    two_blocks(&p, own, out1, dx1);
+    memcpy(g1, p.prm.grads, p.prm.n * sizeof *g1);
+    two_blocks(&p, shared, out2, dx2);
+    ck_assert_mem_eq(out1, out2, n * sizeof *out1);
+    ck_assert_mem_eq(dx1, dx2, n * sizeof *dx1);
+    ck_assert_mem_eq(g1, p.prm.grads, p.prm.n * sizeof *g1);
+    // shared masks hold ones: dropout would need a mask per layer
+    ck_assert_int_eq(block_forward(out2, &shared[1], p.x, &p.prm.w, 0.1f,
+                                   NULL, c.B, c.T, c.C, c.NH, c.F, &err), -1);
+    ck_assert_str_eq(err.msg, "transformer block: dropout p = 0.1, but this "
+                     "cache shares its dropout masks with other layers "
+                     "(allocated for a model without dropout)");
+    for (int l = 1; l >= 0; l--) {
+        block_cache_free(&own[l]);
+        block_cache_free(&shared[l]);
+    }
+    free(out1), free(dx1), free(out2), free(dx2), free(g1);
+    bp_free(&p);
+}
+END_TEST
+
 START_TEST(block_bad_sizes) {
     BlockCache cache;
     BlockScratch s;
@@ -553,6 +620,7 @@ Suite *ch4_suite(void) {
     tcase_add_test(tc, preln_block_with_zero_projections_is_identity);
     tcase_add_test(tc, block_is_causal);
     tcase_add_test(tc, block_parameter_counts);
+    tcase_add_test(tc, block_shared_cache);
     tcase_add_test(tc, block_bad_sizes);
     suite_add_tcase(s, tc);
     return s;
