@@ -58,7 +58,7 @@ CHECK_LIBS = $(call lazy,CHECK_LIBS,pkg-config --libs check 2>/dev/null)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
     -fno-omit-frame-pointer -g
 WARN := -Wall -Wextra -Werror -Wshadow -Wvla
-CFLAGS_ALL = -std=c11 $(OPT) $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
+CFLAGS_ALL = -std=c11 $(OPT) -fno-math-errno $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
     $(if $(filter 1,$(PORTABLE)),,-march=native) \
     $(if $(HAVE_OPENMP),-fopenmp) \
     $(if $(filter 1,$(NO_BLAS)),-DNO_BLAS,$(BLAS_CFLAGS)) \

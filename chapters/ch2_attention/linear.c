@@ -11,16 +11,19 @@ void linear_forward(float *out, const float *inp, const float *weight,
                     const float *bias, int N, int C_in, int C_out) {
     assert(N >= 0 && C_in >= 0 && C_out >= 0);
     if (N == 0 || C_out == 0) return;
-    // Start every row of out at the bias (or zero), then add the product.
-    for (int n = 0; n < N; n++) {
-        float *row = out + (size_t)n * C_out;
-        if (bias) memcpy(row, bias, (size_t)C_out * sizeof *row);
-        else memset(row, 0, (size_t)C_out * sizeof *row);
+    // With a bias, every row of out starts at it and the product is added
+    // (beta = 1); without, the product overwrites out (beta = 0), which
+    // saves a pass over memory.
+    if (bias)
+        for (int n = 0; n < N; n++)
+            memcpy(out + (size_t)n * C_out, bias, (size_t)C_out * sizeof *out);
+    if (C_in == 0) {                        // an empty sum adds nothing
+        if (!bias) memset(out, 0, (size_t)N * C_out * sizeof *out);
+        return;
     }
-    if (C_in == 0) return;                  // an empty sum adds nothing
-    // out (N, C_out) += inp (N, C_in) @ weight^T (C_in, C_out)
+    // out (N, C_out) = inp (N, C_in) @ weight^T (C_in, C_out) [+ out]
     gemm(false, true, N, C_out, C_in, 1.0f, inp, C_in, weight, C_in,
-         1.0f, out, C_out);
+         bias ? 1.0f : 0.0f, out, C_out);
 }
 //< linear-forward
 

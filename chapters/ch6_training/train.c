@@ -70,11 +70,14 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
         return -1;
     PROFILE(PROF_OPTIM, gpt_zero_grads(m));
     gpt_backward(m, &t->acts, x, y);
+    prof_backward = true;   // the optimiser's time counts as backward
     double norm;
-    PROFILE(PROF_OPTIM, norm = grad_norm(m->grads, m->num_params));
+    PROFILE(PROF_OPTIM, norm = clip_grad_norm(m->grads, m->num_params,
+                                              c->grad_clip));
+    prof_backward = false;
     r->loss = loss;
     r->grad_norm = norm;
-    if (!isfinite(loss) || !isfinite(norm))
+    if (!isfinite(loss) || !isfinite(norm))  // the weights are untouched
         return error_set(err, "step %d: the %s is %s; stopping before the "
                          "update (try a lower --lr, or --grad-clip 1)",
                          t->step + 1, isfinite(loss) ? "gradient norm"
@@ -83,12 +86,8 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
                                                              : "infinite");
     r->lr = lr_schedule(t->step, c->warmup, c->decay_steps, c->lr,
                         c->min_lr);
-    prof_backward = true;   // the optimiser's time counts as backward
+    prof_backward = true;
     PROFILE(PROF_OPTIM,
-        if (c->grad_clip > 0 && norm > c->grad_clip) {
-            float s = (float)(c->grad_clip / (norm + 1e-6));
-            for (size_t i = 0; i < m->num_params; i++) m->grads[i] *= s;
-        }
         // AdamW tensor by tensor: weight decay for the matrices only
         for (int i = 0; i < m->n_tensors; i++) {
             const GptTensor *g = &m->tensors[i];
