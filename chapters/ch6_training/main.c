@@ -293,6 +293,26 @@ int main(int argc, char **argv) {
     Trainer t;
     Vocab vocab = {0};
     if (*resume) {
+        // The saved run fixes the model, the optimiser and the schedule;
+        // a flag that would change them is an error, not silently ignored.
+        // --steps extends the run (the cosine keeps its saved end), and
+        // evaluation, saving and output may change freely.
+        const struct { const char *name; bool set; } fixed[] = {
+            {"preset", strcmp(preset_name, "default") != 0},
+            {"layers", layers >= 0}, {"heads", heads >= 0},
+            {"embd", embd >= 0}, {"block", block >= 0}, {"bias", bias >= 0},
+            {"dropout", dropout >= 0}, {"batch", batch >= 0},
+            {"lr", lr >= 0}, {"min-lr", min_lr >= 0}, {"warmup", warmup >= 0},
+            {"decay-steps", decay_steps >= 0}, {"beta1", beta1 >= 0},
+            {"beta2", beta2 >= 0}, {"weight-decay", weight_decay >= 0},
+            {"grad-clip", grad_clip >= 0}, {"seed", seed != 0},
+        };
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (fixed[i].set)
+                flags_fail("--%s cannot change on --resume: the run saved "
+                           "in %s fixes it (start a new run to change it)",
+                           fixed[i].name, resume);
+        if (!*out) out = resume;   // keep saving where the run lives
         if (trainer_resume(&t, resume, &vocab, &err) != 0) die("%s",
                                                                 err.msg);
         if (vocab.size != corpus.vocab.size
@@ -300,7 +320,13 @@ int main(int argc, char **argv) {
                       (size_t)vocab.size * sizeof *vocab.chars) != 0)
             die("%s: the checkpoint's vocabulary is not the one of %s",
                 resume, data);
+        if (steps >= 0 && steps < t.step)
+            flags_fail("--steps %d: the run in %s is already at step %d",
+                       steps, resume, t.step);
+        if (eval_iters == 0) flags_fail("--eval-iters must be >= 1");
         if (steps >= 0) t.cfg.steps = steps;   // a run may be extended
+        if (eval_every >= 0) t.cfg.eval_every = eval_every;
+        if (eval_iters > 0) t.cfg.eval_iters = eval_iters;
         printf("resumed     %s at step %d of %d\n", resume, t.step,
                t.cfg.steps);
     } else {
@@ -344,11 +370,17 @@ int main(int argc, char **argv) {
            "bias %s: %zu parameters\n", mc->n_layer, mc->n_head,
            mc->n_embd, T, mc->dropout, mc->bias ? "true" : "false",
            t.model.num_params);
+    char sched[96];
+    if (c->steps <= c->warmup)   // the run ends inside its warmup
+        snprintf(sched, sizeof sched, "warmup %d: the run ends before the "
+                 "peak, no cosine", c->warmup);
+    else
+        snprintf(sched, sizeof sched, "warmup %d, cosine to step %d",
+                 c->warmup, c->decay_steps);
     printf("training    preset %s: batch %d x %d = %d tokens/step, %d "
-           "steps, lr %g -> %g (warmup %d, cosine to step %d), AdamW "
-           "betas (%g, %g), weight decay %g, clip %g, %d threads\n",
-           *resume ? "(resumed)" : p->name, B, T, B * T, c->steps, c->lr,
-           c->min_lr, c->warmup, c->decay_steps, c->adamw.beta1,
+           "steps, lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
+           "%g, clip %g, %d threads\n", *resume ? "(resumed)" : p->name, B,
+           T, B * T, c->steps, c->lr, c->min_lr, sched, c->adamw.beta1,
            c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads);
 
     FILE *log = NULL;
@@ -434,9 +466,11 @@ int main(int argc, char **argv) {
         qsort(times + skip, (size_t)(n_times - skip), sizeof *times,
               cmp_double);
         double med = times[skip + (n_times - skip) / 2];
+        char val[32] = "none";   // no evaluation ran (a failed step)
+        if (!isnan(last_val)) snprintf(val, sizeof val, "%.4f", last_val);
         printf("summary: steps %d, %.2f s training, %.0f tokens/s (median "
-               "of steps %d..), val %.4f, peak memory %.1f MiB\n", t.step,
-               train_time, B * T / med, skip + 1, last_val, peak_mib());
+               "of steps %d..), val %s, peak memory %.1f MiB\n", t.step,
+               train_time, B * T / med, skip + 1, val, peak_mib());
     }
     if (exit_code == 0) {
         draw_chart(&curve);
