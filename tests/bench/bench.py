@@ -28,7 +28,10 @@ What it does, in order:
 tokens/s is the median over the steps after the first few (warm-up and,
 with torch.compile, compilation); FLOPs utilisation is
 tokens/s * (6N + 12*L*C*T) / SGEMM peak, with N the parameters less the
-position table (nanoGPT's estimate). The machine may be shared: the
+position table (nanoGPT's estimate). "target needs" is the issue's
+target ratio (2x PyTorch on A and B, 1.5x on C) turned into the FLOPs
+utilisation it would take: above about 90% no implementation built on
+this SGEMM can reach it. The machine may be shared: the
 CPU time that other processes used during each run (in cores) and the
 spread of its step times (p90/p10) are printed beside it, and each
 measurement runs --repeats times (the best is kept).
@@ -455,10 +458,16 @@ def fmt(x, f="%.0f"):
     return "-" if x is None else f % x
 
 
+# The targets, ours / PyTorch best. The table shows what each would
+# take: that ratio times PyTorch's tokens/s, as a share of the SGEMM peak.
+TARGETS = {"A": 2.0, "B": 2.0, "C": 1.5}
+
+
 def table(b, res, impls, peak, V, torch_carry=None):
     rows = ["| config | ours tok/s | PyTorch tok/s (best) | ours / PyTorch "
-            "| ours FLOPs util. | ours peak MiB | PyTorch peak MiB |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+            "| ours FLOPs util. | target needs | ours peak MiB "
+            "| PyTorch peak MiB |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     deb_rows = []
     for cfg in CONFIGS:
         name = cfg[0]
@@ -476,10 +485,16 @@ def table(b, res, impls, peak, V, torch_carry=None):
             ptlabel = "%.0f (%s)" % (pt["tok_s"], impls[k].label.split(", ", 1)
                                      [1] + (", %s thr" % pt["threads"]
                                             if k == "ptc" else ""))
-        rows.append("| %s %d/%d/%d T%d B%d | %s | %s | %s | %s | %s | %s |" % (
-            name, cfg[1], cfg[2], cfg[3], cfg[4], cfg[5], fmt(ot), ptlabel,
-            fmt(ot / pt["tok_s"] if ot and pt else None, "%.2f"),
-            fmt(100 * util if util else None, "%.1f%%"),
+        need = "-"
+        if pt and name in TARGETS:
+            need = "%.1fx: %.0f%% of peak" % (
+                TARGETS[name], 100 * TARGETS[name] * pt["tok_s"]
+                * flops_per_token(cfg, V) / (peak * 1e9))
+        rows.append("| %s %d/%d/%d T%d B%d | %s | %s | %s | %s | %s | %s | %s |"
+                    % (name, cfg[1], cfg[2], cfg[3], cfg[4], cfg[5], fmt(ot),
+                       ptlabel,
+                       fmt(ot / pt["tok_s"] if ot and pt else None, "%.2f"),
+                       fmt(100 * util if util else None, "%.1f%%"), need,
             fmt(ours["peak"] if ours else None, "%.0f"),
             fmt(pt["peak"] if pt else None, "%.0f")))
         kd, deb = pick_torch(cell, "deb")
