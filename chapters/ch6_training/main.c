@@ -379,9 +379,10 @@ int main(int argc, char **argv) {
                  c->warmup, c->decay_steps);
     printf("training    preset %s: batch %d x %d = %d tokens/step, %d "
            "steps, lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
-           "%g, clip %g, %d threads\n", *resume ? "(resumed)" : p->name, B,
-           T, B * T, c->steps, c->lr, c->min_lr, sched, c->adamw.beta1,
-           c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads);
+           "%g, clip %g, %d thread%s\n", *resume ? "(resumed)" : p->name,
+           B, T, B * T, c->steps, c->lr, c->min_lr, sched, c->adamw.beta1,
+           c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads,
+           threads == 1 ? "" : "s");
 
     FILE *log = NULL;
     if (*log_path) {

@@ -455,6 +455,100 @@ START_TEST(attention_padding_is_invisible) {
 }
 END_TEST
 
+// Attention written out in double, one query at a time, with no blocks and
+// no BLAS: the reference for lengths past ATT_ROWS (32), where
+// attention_forward and attention_backward split the queries into blocks
+// and stop each block's products at the last key it can see.
+static void attention_direct(double *out, double *dq, double *dk, double *dv,
+                             const float *q, const float *k, const float *v,
+                             const float *w, const int *mask, bool causal,
+                             int B, int NH, int Tq, int Tk, int HS) {
+    double scale = 1.0 / sqrt(HS), *p = xmalloc((size_t)Tk * sizeof *p);
+    double *dp = xmalloc((size_t)Tk * sizeof *dp);
+    for (int z = 0; z < B * NH; z++)
+        for (int t = 0; t < Tq; t++) {
+            const float *qt = q + ((size_t)z * Tq + t) * HS;
+            const float *wt = w + ((size_t)z * Tq + t) * HS;
+            const float *kz = k + (size_t)z * Tk * HS, *vz = v + (kz - k);
+            int vis = attention_causal_visible(causal, t, Tq, Tk);
+            double max = -INFINITY, sum = 0, dot = 0;
+            for (int s = 0; s < Tk; s++) {
+                p[s] = -INFINITY;
+                if (s >= vis || (mask && !mask[(z / NH) * Tk + s])) continue;
+                double sc = 0;
+                for (int i = 0; i < HS; i++)
+                    sc += (double)qt[i] * kz[s * HS + i];
+                p[s] = sc * scale;
+                max = fmax(max, p[s]);
+            }
+            for (int s = 0; s < Tk; s++) {
+                p[s] = p[s] == -INFINITY ? 0 : exp(p[s] - max);
+                sum += p[s];
+            }
+            for (int s = 0; s < Tk; s++) {
+                p[s] = sum > 0 ? p[s] / sum : 0;
+                dp[s] = 0;
+                for (int i = 0; i < HS; i++) {
+                    out[((size_t)z * Tq + t) * HS + i] += p[s] * vz[s * HS + i];
+                    dp[s] += (double)wt[i] * vz[s * HS + i];
+                    dv[((size_t)z * Tk + s) * HS + i] += p[s] * wt[i];
+                }
+                dot += p[s] * dp[s];
+            }
+            for (int s = 0; s < Tk; s++) {
+                double ds = p[s] * (dp[s] - dot) * scale;
+                for (int i = 0; i < HS; i++) {
+                    dq[((size_t)z * Tq + t) * HS + i] += ds * kz[s * HS + i];
+                    dk[((size_t)z * Tk + s) * HS + i] += ds * qt[i];
+                }
+            }
+        }
+    free(p);
+    free(dp);
+}
+
+START_TEST(attention_long_sequences_match_a_direct_computation) {
+    enum { B = 2, NH = 2, HS = 8 };
+    const int lens[][2] = {{100, 100}, {70, 100}, {100, 40}, {33, 33}};
+    for (int c = 0; c < 4; c++)
+        for (int variant = 0; variant < 4; variant++) {
+            int Tq = lens[c][0], Tk = lens[c][1];
+            bool causal = variant & 1, masked = variant & 2;
+            size_t nq = (size_t)B * NH * Tq * HS;
+            size_t nk = (size_t)B * NH * Tk * HS;
+            float *q = randn_floats(nq, 1.5f, 10 + c);
+            float *w = randn_floats(nq, 1.0f, 20 + c);
+            float *k = randn_floats(nk, 1.5f, 30 + c);
+            float *v = randn_floats(nk, 1.0f, 40 + c);
+            int *mask = xmalloc((size_t)B * Tk * sizeof *mask);
+            for (int i = 0; i < B * Tk; i++)
+                mask[i] = i % 7 != 3;              // some padding
+            float *out = alloc_floats(nq), *dq = alloc_floats(nq);
+            float *dk = alloc_floats(nk), *dv = alloc_floats(nk);
+            float *att = alloc_floats((size_t)B * NH * Tq * Tk);
+            float *datt = alloc_floats((size_t)B * NH * Tq * Tk);
+            double *ro = xcalloc(nq, sizeof *ro);
+            double *rdq = xcalloc(nq, sizeof *rdq);
+            double *rdk = xcalloc(nk, sizeof *rdk);
+            double *rdv = xcalloc(nk, sizeof *rdv);
+            const int *m = masked ? mask : NULL;
+            ck_assert_int_eq(attention_forward(out, att, q, k, v, m, causal, B,
+                                               NH, Tq, Tk, HS, NULL), 0);
+            attention_backward(dq, dk, dv, datt, w, att, q, k, v, B, NH, Tq,
+                               Tk, HS);
+            attention_direct(ro, rdq, rdk, rdv, q, k, v, w, m, causal, B, NH,
+                             Tq, Tk, HS);
+            ck_assert_close("long attention out", out, ro, nq, 1e-5, 1e-4);
+            ck_assert_close("long attention dq", dq, rdq, nq, 1e-5, 1e-4);
+            ck_assert_close("long attention dk", dk, rdk, nk, 1e-5, 1e-4);
+            ck_assert_close("long attention dv", dv, rdv, nk, 1e-5, 1e-4);
+            free(q), free(w), free(k), free(v), free(mask), free(out);
+            free(dq), free(dk), free(dv), free(att), free(datt);
+            free(ro), free(rdq), free(rdk), free(rdv);
+        }
+}
+END_TEST
+
 START_TEST(attention_causal_alignment) {
     // Tq == Tk: query t sees keys 0..t. Tq < Tk (a KV cache): the queries
     // are the last Tq positions. Tq > Tk: the first queries see nothing.
@@ -882,6 +976,7 @@ Suite *ch2_suite(void) {
     tcase_add_test(tc, attention_backward_finite_differences);
     tcase_add_test(tc, attention_fully_masked_rows_are_zero);
     tcase_add_test(tc, attention_padding_is_invisible);
+    tcase_add_test(tc, attention_long_sequences_match_a_direct_computation);
     tcase_add_test(tc, attention_causal_alignment);
     tcase_add_test(tc, attention_bad_sizes);
     suite_add_tcase(s, tc);
