@@ -94,11 +94,16 @@ static void masked_softmax_row(float *row, int Tk, int visible,
                                const int *key_mask) {
     float max = -INFINITY;                // exp(x - max) <= 1: no overflow
     int n = visible;                      // keys that take part
-    if (!key_mask)
+    if (key_mask) {                       // the maximum of real keys only
+        n = 0;
+        for (int s = 0; s < visible; s++)
+            if (key_mask[s]) {
+                max = row[s] > max ? row[s] : max;
+                n++;
+            }
+    } else {
         max = max_of(row, visible);
-    else
-        for (int s = 0, seen = n = 0; s < visible; s++, n += seen)
-            if ((seen = key_mask[s] != 0)) max = row[s] > max ? row[s] : max;
+    }
     if (n == 0) visible = 0;              // nothing to look at: zeros
     for (int s = 0; s < visible; s++) row[s] = exp_fast(row[s] - max);
     if (key_mask)
@@ -146,18 +151,17 @@ int attention_forward(float *out, float *att, const float *q,
         for (int t0 = 0; t0 < Tq; t0 += ATT_ROWS) {
             int m = Tq - t0 < ATT_ROWS ? Tq - t0 : ATT_ROWS;
             int n = attention_causal_visible(causal, t0 + m - 1, Tq, Tk);
-            float *a = att + z * as + (size_t)t0 * Tk, *o = out + z * qs
-                                                            + (size_t)t0 * HS;
+            float *a = att + z * as + (size_t)t0 * Tk;
+            float *o = out + z * qs + (size_t)t0 * HS;
             // scores (m, n) = scale * q rows (m, HS) @ k^T (HS, n)
             if (n > 0)
                 gemm(false, true, m, n, HS, scale, qz + (size_t)t0 * HS, HS,
                      kz, HS, 0.0f, a, Tk);
             // each row through the softmax, fused with both masks
-            for (int t = t0; t < t0 + m; t++, a += Tk)
-                masked_softmax_row(a, Tk, attention_causal_visible(causal, t,
-                                                                   Tq, Tk),
-                                   mask);
-            a -= (size_t)m * Tk;
+            for (int t = 0; t < m; t++)
+                masked_softmax_row(a + (size_t)t * Tk, Tk,
+                                   attention_causal_visible(causal, t0 + t,
+                                                            Tq, Tk), mask);
             // out (m, HS) = att (m, n) @ v (n, HS): weighted sums of values
             if (n > 0)
                 gemm(false, false, m, HS, n, 1.0f, a, Tk, vz, HS, 0.0f, o,
@@ -196,15 +200,14 @@ void attention_backward(float *dq, float *dk, float *dv, float *datt,
     for (int z = 0; z < Z; z++) {
         for (int t0 = 0; t0 < Tq; t0 += ATT_ROWS) {
             int m = Tq - t0 < ATT_ROWS ? Tq - t0 : ATT_ROWS;
+            size_t ar = z * as + (size_t)t0 * Tk;   // the block's att rows
+            size_t qr = z * qs + (size_t)t0 * HS;   // and q, dq, dout rows
+            const float *a = att + ar, *dy = dout + qr;
+            float *d = datt + ar;
             // Columns n.. of these rows of att are 0 (hidden keys): they
             // pass back nothing, so the block's products can stop at n.
-            int n = last_nonzero_column(att + z * as + (size_t)t0 * Tk, m,
-                                        Tk);
+            int n = last_nonzero_column(a, m, Tk);
             if (n == 0) continue;
-            size_t aq = z * as + (size_t)t0 * Tk, rq = z * qs
-                                                       + (size_t)t0 * HS;
-            const float *a = att + aq, *dy = dout + rq;
-            float *d = datt + aq;
             // through out = att @ v
             gemm(true, false, n, HS, m, 1.0f, a, Tk, dy, HS, 1.0f,
                  dv + z * ks, HS);          // dv += att^T @ dout
@@ -218,8 +221,8 @@ void attention_backward(float *dq, float *dk, float *dv, float *datt,
             }
             // through scores = scale q k^T
             gemm(false, false, m, HS, n, scale, d, Tk, k + z * ks, HS, 1.0f,
-                 dq + rq, HS);              // dq += s dscores @ k
-            gemm(true, false, n, HS, m, scale, d, Tk, q + rq, HS, 1.0f,
+                 dq + qr, HS);              // dq += s dscores @ k
+            gemm(true, false, n, HS, m, scale, d, Tk, q + qr, HS, 1.0f,
                  dk + z * ks, HS);          // dk += s dscores^T @ q
         }
     }
