@@ -130,7 +130,7 @@ CH$(1)_LIBS = $$(foreach n,$$(shell seq $(1) -1 1),$$(if $$(filter $$(n),$$(CHAP
 $$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcommon.a
 	$$(call say,LINK $$@)$$(CC) $$(LDFLAGS_ALL) $$^ $$(LIBS_ALL) -o $$@
 ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt)
-	@cp $$(OBJ)/ch$(1) ch$(1) && echo "built ./ch$(1)"
+	@cp $$(OBJ)/ch$(1) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)"
 endef
 $(foreach n,$(CHAPTERS),$(eval $(call CHAPTER_RULES,$(n))))
 
