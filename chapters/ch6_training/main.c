@@ -8,11 +8,13 @@
 //   ./ch6 --out run1 --save-every 500     checkpoints in run1/
 //   ./ch6 --resume run1            continue it, bit for bit
 //   ./ch6 --steps 50 --profile     time and memory by operation
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -284,6 +286,20 @@ int main(int argc, char **argv) {
     if (save_every < 0 || sample_chars < 0 || threads < 0)
         flags_fail("--save-every, --sample-chars and --threads must be >= "
                    "0");
+    // -1 means "the preset's value"; any other negative is a mistake
+    const struct { const char *name; double v; } unset[] = {
+        {"layers", layers}, {"heads", heads}, {"embd", embd},
+        {"block", block}, {"bias", bias}, {"dropout", dropout},
+        {"batch", batch}, {"steps", steps}, {"lr", lr}, {"min-lr", min_lr},
+        {"warmup", warmup}, {"decay-steps", decay_steps}, {"beta1", beta1},
+        {"beta2", beta2}, {"weight-decay", weight_decay},
+        {"grad-clip", grad_clip}, {"eval-every", eval_every},
+        {"eval-iters", eval_iters},
+    };
+    for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
+        if (unset[i].v < 0 && unset[i].v != -1)
+            flags_fail("--%s must be >= 0, or -1 for the preset's value "
+                       "(got %g)", unset[i].name, unset[i].v);
     if (threads == 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     threads_set(threads > 0 ? threads : 1);
 
@@ -386,6 +402,16 @@ int main(int argc, char **argv) {
            c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads,
            threads == 1 ? "" : "s");
 
+    // A folder that cannot take checkpoints should fail now, not after
+    // the run it was meant to save.
+    if (*out) {
+        struct stat st;
+        if ((mkdir(out, 0777) != 0 && errno != EEXIST)
+            || access(out, W_OK) != 0)
+            die("cannot save checkpoints in %s: %s", out, strerror(errno));
+        if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+            die("cannot save checkpoints in %s: not a folder", out);
+    }
     FILE *log = NULL;
     if (*log_path) {
         log = fopen(log_path, *resume ? "a" : "w");
