@@ -160,8 +160,10 @@ $(EXOBJ)/%.o: $(EXERCISES)/%.c | $(OBJ)/.deps-check
 	@mkdir -p $(dir $@)
 	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(EX_WARN) -fdiagnostics-color=never $(ALL_INCLUDES) -c $< -o $@
 
+# tests/alloc_count.c counts our code's allocations through these wrappers
+WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 $(RUNNER): $(TEST_OBJ) $(EX_OBJ) $(ALL_CH_LIBS) $(OBJ)/libcommon.a
-	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ $(CHECK_LIBS) $(LIBS_ALL) -o $@
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $(WRAP_ALLOC) $^ $(CHECK_LIBS) $(LIBS_ALL) -o $@
 
 $(GRADER): tests/grade.c tests/exercises.def $(OBJ)/libcommon.a | $(OBJ)/.deps-check
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) -DGRADE_NO_SUITES $(CHECK_CFLAGS) $(ALL_INCLUDES) \

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc_count.h"
 #include "check_util.h"
 #include "checkpoint.h"
 #include "fixture.h"
@@ -247,6 +248,36 @@ START_TEST(nan_stops_before_the_update) {
 }
 END_TEST
 
+// The "no allocation inside a training step": once the trainer is
+// set up, steps and evaluations make no malloc, calloc, realloc or
+// aligned_alloc call of our own (tests/alloc_count.h: the runner is linked
+// with --wrap for them). The first step runs before counting, so that
+// nothing started lazily is mistaken for a step's allocation.
+START_TEST(train_step_allocates_nothing) {
+    unsigned long before = alloc_count();
+    free(xmalloc(16));                       // the counter sees our calls
+    ck_assert_uint_eq(alloc_count(), before + 1);
+    Corpus c;
+    small_corpus(&c);
+    Trainer t;
+    small_trainer(&t, &c);
+    Error err;
+    StepResult r;
+    ck_assert_int_eq(train_step(&t, &c.train, &r, &err), 0);
+    // no ck_assert in between: Check itself allocates to record each one
+    before = alloc_count();
+    int rc = 0;
+    for (int i = 0; i < 3; i++) rc |= train_step(&t, &c.train, &r, &err);
+    double loss;
+    rc |= evaluate(&t, &c.val, 1, &loss, &err);
+    unsigned long after = alloc_count();
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_eq(after, before);
+    trainer_free(&t);
+    corpus_free(&c);
+}
+END_TEST
+
 START_TEST(resume_refusals) {
     Error err;
     Trainer t;
@@ -279,6 +310,7 @@ Suite *ch6_suite(void) {
     tcase_add_test(tc, schedule_and_clipping_known_values);
     tcase_add_test(tc, resume_is_bit_exact);
     tcase_add_test(tc, nan_stops_before_the_update);
+    tcase_add_test(tc, train_step_allocates_nothing);
     tcase_add_test(tc, resume_refusals);
     suite_add_tcase(s, tc);
     return s;
