@@ -1,10 +1,12 @@
 // profile.h - where a training step's time goes, by kind of operation.
 //
-// The layers wrap their main calls in PROFILE(kind, statements): with profiling
-// off (the default) that is the call and one test of a flag; with it on,
-// the call is timed and its seconds added to kind's total, split into the
-// forward and backward passes. Chapter 6's --profile prints the totals.
-// (Timings of calls that run their own threads are wall time.)
+// A layer wraps single calls: PROFILE(kind, call) in a forward pass,
+// PROFILE_BW(kind, call) in a backward pass. With profiling off (the
+// default) that is the call and one test of a flag; with it on, the call
+// is timed and its seconds added to kind's total for that pass. Chapter
+// 6's --profile prints the totals. The kinds are kinds of work, not parts
+// of one model, so a new model needs nothing new here. (Calls that run
+// their own threads are timed as wall time.)
 #ifndef COMMON_PROFILE_H
 #define COMMON_PROFILE_H
 
@@ -13,24 +15,18 @@
 #include "timer.h"
 
 typedef enum {
-    PROF_DATA,        // drawing batches
-    PROF_EMBED,       // token + position lookup and its scatter
-    PROF_QKV,         // matmul: attn.c_attn
-    PROF_ATTENTION,   // scores, softmax, weighted sum, head reshuffles
-    PROF_ATTN_PROJ,   // matmul: attn.c_proj
-    PROF_FC,          // matmul: mlp.c_fc
-    PROF_GELU,
-    PROF_FC_PROJ,     // matmul: mlp.c_proj
-    PROF_LAYERNORM,   // ln_1, ln_2, ln_f
-    PROF_RESIDUAL,    // residual adds and dropout
-    PROF_HEAD,        // matmul: the LM head (wte^T)
-    PROF_XENT,        // softmax + cross-entropy
-    PROF_OPTIM,       // zeroing, the gradient norm and clipping, AdamW
+    PROF_DATA,         // drawing batches
+    PROF_EMBED,        // embedding lookups and their scatter
+    PROF_MATMUL,       // every Linear layer's matrix product
+    PROF_ATTENTION,    // attention core: scores, softmax, sum, heads
+    PROF_NORM,         // LayerNorm, RMSNorm
+    PROF_ELEMENTWISE,  // activations, residual adds, dropout
+    PROF_LOSS,         // softmax + cross-entropy
+    PROF_OPTIM,        // zeroing, the gradient norm and clipping, AdamW
     PROF_KINDS
 } ProfKind;
 
 extern bool prof_on;        // set to turn profiling on
-extern bool prof_backward;  // which pass the timings go to
 
 // Seconds spent in each kind, forward [0] and backward [1].
 extern double prof_seconds[PROF_KINDS][2];
@@ -38,15 +34,17 @@ extern double prof_seconds[PROF_KINDS][2];
 const char *prof_name(ProfKind k);
 void prof_reset(void);
 
-#define PROFILE(kind, ...)                                               \
+#define PROFILE_PASS_(kind, pass, ...)                                  \
     do {                                                                 \
         if (!prof_on) {                                                  \
             __VA_ARGS__;                                                 \
         } else {                                                         \
             double prof_t0_ = time_now();                                \
             __VA_ARGS__;                                                 \
-            prof_seconds[kind][prof_backward] += time_now() - prof_t0_;  \
+            prof_seconds[kind][pass] += time_now() - prof_t0_;           \
         }                                                                \
     } while (0)
+#define PROFILE(kind, ...) PROFILE_PASS_(kind, 0, __VA_ARGS__)
+#define PROFILE_BW(kind, ...) PROFILE_PASS_(kind, 1, __VA_ARGS__)
 
 #endif

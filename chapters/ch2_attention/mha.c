@@ -140,7 +140,7 @@ int mha_forward(float *out, MhaCache *cache, const float *inp,
         return -1;
     int HS = C / NH;
     // qkv (B,T,3C) = inp @ c_attn_w^T + c_attn_b: q, k, v side by side
-    PROFILE(PROF_QKV, linear_forward(c->qkv, inp, c_attn_w, c_attn_b,
+    PROFILE(PROF_MATMUL, linear_forward(c->qkv, inp, c_attn_w, c_attn_b,
                                      B * T, C, 3 * C));
     int rc;
     PROFILE(PROF_ATTENTION,
@@ -151,7 +151,7 @@ int mha_forward(float *out, MhaCache *cache, const float *inp,
                                causal, B, NH, T, T, HS, err);
         if (rc == 0) heads_merge(c->y, c->yh, C, B, T, C, NH));  // (B,T,C)
     if (rc != 0) return -1;
-    PROFILE(PROF_ATTN_PROJ, linear_forward(out, c->y, c_proj_w, c_proj_b,
+    PROFILE(PROF_MATMUL, linear_forward(out, c->y, c_proj_w, c_proj_b,
                                            B * T, C, C));
     return 0;
 }
@@ -171,11 +171,11 @@ void mha_backward(float *dinp, float *dc_attn_w, float *dc_attn_b,
     int HS = C / NH;
     size_t btc = (size_t)B * T * C;
     // out = y @ c_proj_w^T + c_proj_b
-    PROFILE(PROF_ATTN_PROJ,
+    PROFILE_BW(PROF_MATMUL,
         memset(s->dy, 0, btc * sizeof *s->dy);
         linear_backward(s->dy, dc_proj_w, dc_proj_b, dout, c->y, c_proj_w,
                         B * T, C, C));
-    PROFILE(PROF_ATTENTION,
+    PROFILE_BW(PROF_ATTENTION,
         // y = merge(yh): merging only moves numbers, so dyh = split(dy)
         heads_split(s->dyh, s->dy, C, B, T, C, NH);
         // yh = attention(q, k, v)
@@ -189,7 +189,7 @@ void mha_backward(float *dinp, float *dc_attn_w, float *dc_attn_b,
         heads_merge(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
         heads_merge(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH));
     // qkv = inp @ c_attn_w^T + c_attn_b
-    PROFILE(PROF_QKV, linear_backward(dinp, dc_attn_w, dc_attn_b, s->dqkv,
+    PROFILE_BW(PROF_MATMUL, linear_backward(dinp, dc_attn_w, dc_attn_b, s->dqkv,
                                       inp, c_attn_w, B * T, C, 3 * C));
 }
 //< mha-backward

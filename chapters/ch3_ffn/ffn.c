@@ -95,12 +95,12 @@ int ffn_forward(float *out, FfnCache *cache, const float *inp,
                            err) != 0)
         return -1;
     int N = B * T;                          // position-wise: just rows
-    PROFILE(PROF_FC, linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F));
-    PROFILE(PROF_GELU, gelu_forward(c->a, c->h, gelu, (size_t)N * F));
-    PROFILE(PROF_FC_PROJ, linear_forward(out, c->a, c_proj_w, c_proj_b, N,
+    PROFILE(PROF_MATMUL, linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F));
+    PROFILE(PROF_ELEMENTWISE, gelu_forward(c->a, c->h, gelu, (size_t)N * F));
+    PROFILE(PROF_MATMUL, linear_forward(out, c->a, c_proj_w, c_proj_b, N,
                                          F, C));                 // (N, C)
     int rc;
-    PROFILE(PROF_RESIDUAL, rc = dropout_forward(out, c->mask, out,
+    PROFILE(PROF_ELEMENTWISE, rc = dropout_forward(out, c->mask, out,
                                                 dropout_p, rng,
                                                 (size_t)N * C, err));
     if (rc != 0) return -1;
@@ -126,22 +126,22 @@ void ffn_backward(float *dinp, float *dc_fc_w, float *dc_fc_b,
     // out = dropout(y): dy = dout * mask (with p = 0, dy is dout itself)
     const float *dy = dout;
     if (c->dropout_p > 0.0f) {
-        PROFILE(PROF_RESIDUAL,
+        PROFILE_BW(PROF_ELEMENTWISE,
             memset(s->dy, 0, nc * sizeof *s->dy);
             dropout_backward(s->dy, dout, c->mask, nc));
         dy = s->dy;
     }
     // y = a @ c_proj_w^T + c_proj_b
-    PROFILE(PROF_FC_PROJ,
+    PROFILE_BW(PROF_MATMUL,
         memset(s->da, 0, nf * sizeof *s->da);
         linear_backward(s->da, dc_proj_w, dc_proj_b, dy, c->a, c_proj_w, N,
                         F, C));
     // a = GELU(h)
-    PROFILE(PROF_GELU,
+    PROFILE_BW(PROF_ELEMENTWISE,
         memset(s->dh, 0, nf * sizeof *s->dh);
         gelu_backward(s->dh, s->da, c->h, c->gelu, nf));
     // h = inp @ c_fc_w^T + c_fc_b
-    PROFILE(PROF_FC, linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh, inp,
+    PROFILE_BW(PROF_MATMUL, linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh, inp,
                                      c_fc_w, N, C, F));
 }
 //< ffn-backward

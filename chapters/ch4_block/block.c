@@ -182,7 +182,7 @@ int block_forward(float *out, BlockCache *cache, const float *inp,
     assert(out != inp);
     long n = (long)B * T * C;
     // x = x + attn(ln_1(x))
-    PROFILE(PROF_LAYERNORM, layernorm_forward(c->ln1, c->ln1_mean,
+    PROFILE(PROF_NORM, layernorm_forward(c->ln1, c->ln1_mean,
                                               c->ln1_rstd, inp, w->ln_1_w,
                                               w->ln_1_b, B, T, C));
     if (mha_forward(c->res1, &c->attn, c->ln1, w->attn_c_attn_w,
@@ -190,13 +190,13 @@ int block_forward(float *out, BlockCache *cache, const float *inp,
                     NULL, true, B, T, C, NH, err) != 0)
         return -1;
     int rc;
-    PROFILE(PROF_RESIDUAL,
+    PROFILE(PROF_ELEMENTWISE,
         rc = dropout_forward(c->res1, c->attn_mask, c->res1, dropout_p, rng,
                              (size_t)n, err);
         residual_forward(c->res1, inp, c->res1, n));
     if (rc != 0) return -1;
     // x = x + mlp(ln_2(x))
-    PROFILE(PROF_LAYERNORM, layernorm_forward(c->ln2, c->ln2_mean,
+    PROFILE(PROF_NORM, layernorm_forward(c->ln2, c->ln2_mean,
                                               c->ln2_rstd, c->res1,
                                               w->ln_2_w, w->ln_2_b, B, T,
                                               C));
@@ -204,7 +204,7 @@ int block_forward(float *out, BlockCache *cache, const float *inp,
                     w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT,
                     dropout_p, rng, B, T, C, F, err) != 0)
         return -1;
-    PROFILE(PROF_RESIDUAL, residual_forward(out, c->res1, out, n));
+    PROFILE(PROF_ELEMENTWISE, residual_forward(out, c->res1, out, n));
     c->dropout_p = dropout_p;
     return 0;
 }
@@ -226,11 +226,11 @@ void block_backward(float *dinp, const BlockWeights *g,
     ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
                  g->mlp_c_proj_b, &s->mlp, dout, &c->mlp, c->ln2,
                  w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
-    PROFILE(PROF_LAYERNORM,
+    PROFILE_BW(PROF_NORM,
         layernorm_backward(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
                            w->ln_2_w, c->ln2_mean, c->ln2_rstd, B, T, C));
     // res1 = inp + dropout(attn(ln_1(inp))): the same again
-    PROFILE(PROF_RESIDUAL,
+    PROFILE_BW(PROF_ELEMENTWISE,
         memset(s->dsub, 0, bytes);
         residual_backward(dinp, s->dsub, s->dres, (long)n);
         memset(s->dy, 0, bytes);
@@ -240,7 +240,7 @@ void block_backward(float *dinp, const BlockWeights *g,
                  g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,
                  &c->attn, c->ln1, w->attn_c_attn_w, w->attn_c_proj_w, B, T,
                  C, NH);
-    PROFILE(PROF_LAYERNORM,
+    PROFILE_BW(PROF_NORM,
         layernorm_backward(dinp, g->ln_1_w, g->ln_1_b, s->dsub, inp,
                            w->ln_1_w, c->ln1_mean, c->ln1_rstd, B, T, C));
 }

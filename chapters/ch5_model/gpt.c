@@ -312,16 +312,16 @@ int gpt_forward(const Gpt *m, GptActs *a, const int *idx,
     float p = train ? c->dropout : 0.0f;
     const float *x = stack_forward(m, a, idx, B, T, p, rng, err);
     if (!x) return -1;
-    PROFILE(PROF_LAYERNORM, layernorm_forward(a->lnf, a->lnf_mean,
+    PROFILE(PROF_NORM, layernorm_forward(a->lnf, a->lnf_mean,
                                               a->lnf_rstd, x, m->w.ln_f_w,
                                               m->w.ln_f_b, B, T, C));
     // The head is the embedding matrix: logits = lnf @ wte^T.
-    PROFILE(PROF_HEAD, linear_forward(a->logits, a->lnf, m->w.wte, NULL,
+    PROFILE(PROF_MATMUL, linear_forward(a->logits, a->lnf, m->w.wte, NULL,
                                       B * T, C, V));
     a->n_targets = 0;
     if (targets) {
         float l;
-        PROFILE(PROF_XENT, l = crossentropy_forward(a->logits, targets,
+        PROFILE(PROF_LOSS, l = crossentropy_forward(a->logits, targets,
                                                     B * T, V,
                                                     &a->n_targets));
         if (loss) *loss = l;
@@ -394,13 +394,12 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
     int NH = c->n_head, F = 4 * C, L = c->n_layer;
     size_t btc = (size_t)B * T * C;
     if (a->n_targets == 0) return;   // nothing to learn from
-    prof_backward = true;
     // loss -> logits: softmax minus one-hot, divided by the count
-    PROFILE(PROF_XENT, crossentropy_backward(a->dlogits, a->logits, targets,
+    PROFILE_BW(PROF_LOSS, crossentropy_backward(a->dlogits, a->logits, targets,
                                              B * T, V, 1.0f / a->n_targets));
     // logits = lnf @ wte^T: the head's share of wte's gradient, and dlnf
     float *dlnf = a->dx2;
-    PROFILE(PROF_HEAD,
+    PROFILE_BW(PROF_MATMUL,
         memset(dlnf, 0, btc * sizeof *dlnf);
         linear_backward(dlnf, m->g.wte, NULL, a->dlogits, a->lnf, m->w.wte,
                         B * T, C, V));
@@ -408,7 +407,7 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
     // stream entering the layer being worked on.
     const float *top = L > 0 ? a->res + (size_t)(L - 1) * btc : a->x0;
     float *dx = a->dx;
-    PROFILE(PROF_LAYERNORM,
+    PROFILE_BW(PROF_NORM,
         memset(dx, 0, btc * sizeof *dx);
         layernorm_backward(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top,
                            m->w.ln_f_w, a->lnf_mean, a->lnf_rstd, B, T, C));
@@ -422,13 +421,12 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
         dx = dprev, dprev = t;
     }
     // the embedding dropout, then the embedding: the second share of wte
-    PROFILE(PROF_EMBED,
+    PROFILE_BW(PROF_EMBED,
         if (a->dropout_p > 0) {
             memset(dprev, 0, btc * sizeof *dprev);
             dropout_backward(dprev, dx, a->emb_mask, btc);
             dx = dprev;
         }
         embedding_backward(m->g.wte, m->g.wpe, dx, idx, B, T, C));
-    prof_backward = false;
 }
 //< gpt-backward

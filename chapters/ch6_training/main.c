@@ -191,9 +191,9 @@ static void show_profile(const Trainer *t, int steps) {
         printf("  %-34s %7.2f ms %7.2f ms %7.2f ms %5.1f%%\n",
                prof_name((ProfKind)k), 1e3 * f / steps, 1e3 * b / steps,
                1e3 * (f + b) / steps, 100 * (f + b) / total);
-        if (k == PROF_QKV || k == PROF_ATTENTION || k == PROF_ATTN_PROJ)
+        if (k == PROF_MATMUL || k == PROF_ATTENTION || k == PROF_MATMUL)
             attn += f + b;
-        if (k == PROF_FC || k == PROF_GELU || k == PROF_FC_PROJ)
+        if (k == PROF_MATMUL || k == PROF_ELEMENTWISE || k == PROF_MATMUL)
             ffn += f + b;
     }
     printf("  attention (c_attn + core + c_proj) %.1f%%, FFN (c_fc + GELU "

@@ -70,11 +70,9 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
         return -1;
     PROFILE(PROF_OPTIM, gpt_zero_grads(m));
     gpt_backward(m, &t->acts, x, y);
-    prof_backward = true;   // the optimiser's time counts as backward
     double norm;
-    PROFILE(PROF_OPTIM, norm = clip_grad_norm(m->grads, m->num_params,
+    PROFILE_BW(PROF_OPTIM, norm = clip_grad_norm(m->grads, m->num_params,
                                               c->grad_clip));
-    prof_backward = false;
     r->loss = loss;
     r->grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm))  // the weights are untouched
@@ -86,8 +84,7 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
                                                              : "infinite");
     r->lr = lr_schedule(t->step, c->warmup, c->decay_steps, c->lr,
                         c->min_lr);
-    prof_backward = true;
-    PROFILE(PROF_OPTIM,
+    PROFILE_BW(PROF_OPTIM,
         // AdamW tensor by tensor: weight decay for the matrices only
         for (int i = 0; i < m->n_tensors; i++) {
             const GptTensor *g = &m->tensors[i];
@@ -97,7 +94,6 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
                          t->step + 1, r->lr,
                          g->decay ? c->adamw.weight_decay : 0.0f, &c->adamw);
         });
-    prof_backward = false;
     t->step++;
     return 0;
 }
