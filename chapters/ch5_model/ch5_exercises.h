@@ -16,8 +16,8 @@
 #include "gpt.h"
 
 // Exercise 5.1 - the number of parameters of the GPT that cfg describes
-// (nanoGPT's model, F = 4C hidden units in every FFN), counted tensor by
-// tensor:
+// (nanoGPT's model, F = cfg->n_ffn hidden units in every FFN: 4C in
+// GPT-2, but read the field), counted tensor by tensor:
 //   wte (V, C), which is also the LM head: the tied head counts ONCE
 //   wpe (block_size, C), only when cfg->positional == POS_LEARNED (the
 //       sinusoidal table is fixed, not a parameter)

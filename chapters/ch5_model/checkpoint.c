@@ -22,9 +22,9 @@ static void config_json(StrBuf *b, const GptConfig *c) {
         if (strtof(drop, NULL) == c->dropout) break;
     }
     sb_printf(b, "{\"vocab_size\": %d, \"block_size\": %d, \"n_layer\": %d, "
-              "\"n_head\": %d, \"n_embd\": %d, \"bias\": %s, "
+              "\"n_head\": %d, \"n_embd\": %d, \"n_ffn\": %d, \"bias\": %s, "
               "\"dropout\": %s, \"positional\": \"%s\"}", c->vocab_size,
-              c->block_size, c->n_layer, c->n_head, c->n_embd,
+              c->block_size, c->n_layer, c->n_head, c->n_embd, c->n_ffn,
               c->bias ? "true" : "false", drop,
               pos_kind_name(c->positional));
 }
@@ -104,7 +104,9 @@ static int parse_config(const StFile *f, GptConfig *c, Error *err) {
              || config_int(cfg, "block_size", &c->block_size, path, err)
              || config_int(cfg, "n_layer", &c->n_layer, path, err)
              || config_int(cfg, "n_head", &c->n_head, path, err)
-             || config_int(cfg, "n_embd", &c->n_embd, path, err))
+             || config_int(cfg, "n_embd", &c->n_embd, path, err)
+             || (json_get(cfg, "n_ffn")
+                 && config_int(cfg, "n_ffn", &c->n_ffn, path, err)))
         ;
     else if (!bias || bias->type != JSON_BOOL)
         error_set(err, "%s: config \"bias\" must be true or false", path);
@@ -115,6 +117,8 @@ static int parse_config(const StFile *f, GptConfig *c, Error *err) {
         error_set(err, "%s: config \"positional\" must be \"learned\" or "
                   "\"sinusoidal\"", path);
     else {
+        if (!json_get(cfg, "n_ffn"))    // nanoGPT's files: GPT-2's 4C
+            c->n_ffn = gpt_ffn_width(c->n_embd);
         c->bias = bias->b;
         c->dropout = (float)drop->num;
         Error cerr;

@@ -133,10 +133,10 @@ static void decoder_step(Decoder *d, int id) {
                           1, 1, C);
         // the MLP: C -> 4C, GELU, 4C -> C
         linear_forward(d->hid, d->h, w->mlp_c_fc_w, w->mlp_c_fc_b, 1, C,
-                       4 * C);
-        gelu_forward(d->hid, d->hid, GELU_EXACT, (size_t)4 * C);
+                       c->n_ffn);
+        gelu_forward(d->hid, d->hid, GELU_EXACT, (size_t)c->n_ffn);
         linear_forward(d->tmp, d->hid, w->mlp_c_proj_w, w->mlp_c_proj_b, 1,
-                       4 * C, C);
+                       c->n_ffn, C);
         for (int i = 0; i < C; i++) d->x[i] += d->tmp[i];
     }
     float mean, rstd;

@@ -20,8 +20,13 @@
 GptConfig gpt_config_default(int vocab_size) {
     return (GptConfig){.vocab_size = vocab_size, .block_size = 128,
                        .n_layer = 4, .n_head = 4, .n_embd = 128,
+                       .n_ffn = 512,
                        .dropout = 0.1f, .bias = false,
                        .positional = POS_LEARNED};
+}
+
+int gpt_ffn_width(int n_embd) {
+    return n_embd <= INT32_MAX / 4 ? 4 * n_embd : INT32_MAX;
 }
 
 const char *pos_kind_name(PosKind k) {
@@ -39,7 +44,7 @@ int gpt_config_check(const GptConfig *cfg, Error *err) {
     const struct { const char *name; int value; } sizes[] = {
         {"vocab_size", cfg->vocab_size}, {"block_size", cfg->block_size},
         {"n_layer", cfg->n_layer}, {"n_head", cfg->n_head},
-        {"n_embd", cfg->n_embd}};
+        {"n_embd", cfg->n_embd}, {"n_ffn", cfg->n_ffn}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].value < 1)
             return error_set(err, "model config: %s must be at least 1, "
@@ -54,7 +59,7 @@ int gpt_config_check(const GptConfig *cfg, Error *err) {
     // comfortably inside an int's range of elements.
     const int64_t limit = INT32_MAX / 8;
     int64_t c = cfg->n_embd;
-    if (c > 65536 || 4 * c * c > limit || c * cfg->vocab_size > limit
+    if (c > 65536 || c * cfg->n_ffn > limit || c * cfg->vocab_size > limit
         || c * cfg->block_size > limit || cfg->n_layer > 4096)
         return error_set(err, "model config: too large (n_embd=%d, "
                          "vocab_size=%d, block_size=%d, n_layer=%d)",
@@ -71,7 +76,7 @@ size_t gpt_param_count(const GptConfig *cfg) {
     size_t V = cfg->vocab_size, C = cfg->n_embd, L = cfg->n_layer;
     size_t n = V * C;                                   // wte = lm_head
     if (cfg->positional == POS_LEARNED) n += (size_t)cfg->block_size * C;
-    n += L * block_param_count((int)C, 4 * (int)C, cfg->bias);
+    n += L * block_param_count((int)C, cfg->n_ffn, cfg->bias);
     n += cfg->bias ? 2 * C : C;                         // ln_f
     return n;
 }
@@ -88,7 +93,7 @@ static float *weights_point(GptWeights *w, float *buf, const GptConfig *c) {
     if (c->positional == POS_LEARNED)
         w->wpe = buf, buf += (size_t)c->block_size * C;
     for (int l = 0; l < c->n_layer; l++)
-        buf = block_weights_point(&w->h[l], buf, C, 4 * C, c->bias);
+        buf = block_weights_point(&w->h[l], buf, C, c->n_ffn, c->bias);
     w->ln_f_w = buf, buf += C;
     w->ln_f_b = NULL;
     if (c->bias) w->ln_f_b = buf, buf += C;
@@ -115,7 +120,7 @@ static void list_tensors(Gpt *m) {
                    C);
     for (int l = 0; l < c->n_layer; l++) {
         BlockTensor bt[BLOCK_MAX_TENSORS];
-        int n = block_tensors(bt, &m->w.h[l], C, 4 * C);
+        int n = block_tensors(bt, &m->w.h[l], C, c->n_ffn);
         for (int i = 0; i < n; i++) {
             char name[64];
             snprintf(name, sizeof name, "transformer.h.%d.%s", l,
@@ -212,7 +217,7 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
     int C = cfg->n_embd, L = cfg->n_layer, V = cfg->vocab_size;
     a->blocks = xcalloc((size_t)L, sizeof *a->blocks);
     for (int l = 0; l < L; l++)
-        if (block_cache_alloc(&a->blocks[l], B, T, C, cfg->n_head, 4 * C,
+        if (block_cache_alloc(&a->blocks[l], B, T, C, cfg->n_head, cfg->n_ffn,
                               err) != 0) {
             gpt_acts_free(a, cfg);
             return -1;
@@ -221,7 +226,7 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
     // forward pass (and, without dropout, the all-ones masks) is layer 0's.
     for (int l = 1; l < L; l++)
         block_cache_share(&a->blocks[l], &a->blocks[0], cfg->dropout == 0);
-    if (block_scratch_alloc(&a->scratch, B, T, C, cfg->n_head, 4 * C,
+    if (block_scratch_alloc(&a->scratch, B, T, C, cfg->n_head, cfg->n_ffn,
                             err) != 0) {
         gpt_acts_free(a, cfg);
         return -1;
@@ -241,6 +246,18 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
     a->dlogits = p;
     a->B = B, a->T = T;
     return 0;
+}
+
+size_t gpt_acts_floats(const GptConfig *c, int B, int T) {
+    // (for now the layout of gpt_acts_alloc written out by hand)
+    double bt = (double)B * T, btc = bt * c->n_embd, L = c->n_layer;
+    double btf = bt * c->n_ffn;
+    double att = (double)B * c->n_head * T * T;
+    double masks = 2 * btc * (c->dropout > 0 ? L : 1);
+    double layer = 11 * btc + 2 * btf + 4 * bt + att;
+    double scratch = 12 * btc + 2 * btf + att;
+    double model = (5 + L) * btc + 2 * bt + 2 * bt * c->vocab_size;
+    return (size_t)(L * layer + masks + 4 * btc + scratch + model);
 }
 
 void gpt_acts_free(GptActs *a, const GptConfig *cfg) {
@@ -282,7 +299,7 @@ static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
                                   int B, int T, float p, Rng *rng,
                                   Error *err) {
     const GptConfig *c = &m->cfg;
-    int C = c->n_embd, NH = c->n_head, F = 4 * C;
+    int C = c->n_embd, NH = c->n_head, F = c->n_ffn;
     size_t btc = (size_t)B * T * C;
     const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
     int rc;
@@ -391,7 +408,7 @@ int gpt_score(const Gpt *m, const int *ids, size_t n, double *loss,
 void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
     const GptConfig *c = &m->cfg;
     int B = a->cur_B, T = a->cur_T, C = c->n_embd, V = c->vocab_size;
-    int NH = c->n_head, F = 4 * C, L = c->n_layer;
+    int NH = c->n_head, F = c->n_ffn, L = c->n_layer;
     size_t btc = (size_t)B * T * C;
     if (a->n_targets == 0) return;   // nothing to learn from
     // loss -> logits: softmax minus one-hot, divided by the count

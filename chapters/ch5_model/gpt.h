@@ -32,7 +32,8 @@ typedef struct {
     int block_size;     // the longest context the model sees
     int n_layer;        // L: blocks
     int n_head;         // NH: attention heads per block
-    int n_embd;         // C: channels; the FFN has F = 4C hidden units
+    int n_embd;         // C: channels
+    int n_ffn;          // F: hidden units of each FFN (GPT-2: 4C)
     float dropout;      // in training, after the embeddings and each
                         // sub-layer; 0 turns it off
     bool bias;          // biases in every Linear and LayerNorm (GPT-2)
@@ -41,13 +42,17 @@ typedef struct {
 //< gpt-config
 
 // The seeds' model: V from the data, block 128, 4 layers, 4 heads, 128
-// wide, dropout 0.1, no biases, learned positions.
+// wide, FFN 512, dropout 0.1, no biases, learned positions.
 GptConfig gpt_config_default(int vocab_size);
 
 // 0 when every field is usable (all sizes >= 1, n_embd a multiple of
 // n_head, dropout in [0, 1), nothing so large that a tensor overflows),
 // else -1 with a message naming the field.
 int gpt_config_check(const GptConfig *cfg, Error *err);
+
+// GPT-2's FFN width for n_embd channels: 4 * n_embd (INT_MAX when that
+// overflows, which gpt_config_check then refuses as too large).
+int gpt_ffn_width(int n_embd);
 
 // "learned" / "sinusoidal", and back (-1 for anything else).
 const char *pos_kind_name(PosKind k);
@@ -132,6 +137,11 @@ typedef struct {
 
 int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
                    Error *err);
+
+// The floats gpt_acts_alloc allocates for (cfg, B, T), from the same
+// tables, without allocating: what a memory report shows and what a
+// program checks before it allocates.
+size_t gpt_acts_floats(const GptConfig *cfg, int B, int T);
 void gpt_acts_free(GptActs *a, const GptConfig *cfg);
 
 //> gpt-api

@@ -29,7 +29,7 @@ static void show_config(const GptConfig *c, const char *source) {
     printf("  vocab_size %d, block_size %d, n_layer %d, n_head %d, n_embd "
            "%d (head size %d, FFN %d)\n", c->vocab_size, c->block_size,
            c->n_layer, c->n_head, c->n_embd, c->n_embd / c->n_head,
-           4 * c->n_embd);
+           c->n_ffn);
     printf("  dropout %g, bias %s, positions %s, LM head tied to wte\n",
            c->dropout, c->bias ? "true" : "false",
            pos_kind_name(c->positional));
@@ -158,8 +158,10 @@ int main(int argc, char **argv) {
         vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
         memcpy(vocab.chars, corpus.vocab.chars,
                (size_t)vocab.size * sizeof *vocab.chars);
-        GptConfig cfg = {vocab.size, block, layers, heads, embd, dropout,
-                         bias, POS_LEARNED};
+        GptConfig cfg = {.vocab_size = vocab.size, .block_size = block,
+                         .n_layer = layers, .n_head = heads, .n_embd = embd,
+                         .n_ffn = gpt_ffn_width(embd), .dropout = dropout,
+                         .bias = bias, .positional = POS_LEARNED};
         if (pos_kind_parse(positional, &cfg.positional) != 0)
             flags_fail("--positional must be learned or sinusoidal, got "
                        "'%s'", positional);

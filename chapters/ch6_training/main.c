@@ -346,10 +346,15 @@ int main(int argc, char **argv) {
         printf("resumed     %s at step %d of %d\n", resume, t.step,
                t.cfg.steps);
     } else {
-        GptConfig mc = {corpus.vocab.size, PICK(block, p->block),
-                        PICK(layers, p->layers), PICK(heads, p->heads),
-                        PICK(embd, p->embd), PICK(dropout, p->dropout),
-                        PICK(bias, p->bias) != 0, POS_LEARNED};
+        GptConfig mc = {.vocab_size = corpus.vocab.size,
+                        .block_size = PICK(block, p->block),
+                        .n_layer = PICK(layers, p->layers),
+                        .n_head = PICK(heads, p->heads),
+                        .n_embd = PICK(embd, p->embd),
+                        .n_ffn = gpt_ffn_width(PICK(embd, p->embd)),
+                        .dropout = PICK(dropout, p->dropout),
+                        .bias = PICK(bias, p->bias) != 0,
+                        .positional = POS_LEARNED};
         TrainConfig tc = p->t;
         tc.batch = PICK(batch, tc.batch);
         tc.steps = PICK(steps, tc.steps);

@@ -3,7 +3,7 @@
 
 size_t ex_gpt_param_count(const GptConfig *cfg) {
     size_t V = (size_t)cfg->vocab_size, C = (size_t)cfg->n_embd;
-    size_t L = (size_t)cfg->n_layer, F = 4 * C;
+    size_t L = (size_t)cfg->n_layer, F = (size_t)cfg->n_ffn;
     size_t n = V * C;                                   // wte = the head
     if (cfg->positional == POS_LEARNED)
         n += (size_t)cfg->block_size * C;               // wpe

@@ -259,7 +259,7 @@ static double model_loss(void *p) {
 // learned positions, each parameter tensor checked.
 START_TEST(gpt_backward_finite_differences_with_dropout) {
     GptConfig cfg = {.vocab_size = 6, .block_size = 5, .n_layer = 2,
-                     .n_head = 2, .n_embd = 8, .dropout = 0.2f,
+                     .n_head = 2, .n_embd = 8, .n_ffn = 32, .dropout = 0.2f,
                      .bias = true, .positional = POS_LEARNED};
     Gpt m;
     Error err;
@@ -304,7 +304,10 @@ START_TEST(parameter_counts) {
     ck_assert_str_eq(m.tensors[2].name, "transformer.h.0.ln_1.weight");
     gpt_free(&m);
     // GPT-2 small as published: 124,439,808 parameters
-    GptConfig g2 = {50257, 1024, 12, 12, 768, 0.1f, true, POS_LEARNED};
+    GptConfig g2 = {.vocab_size = 50257, .block_size = 1024, .n_layer = 12,
+                    .n_head = 12, .n_embd = 768, .n_ffn = 3072,
+                    .dropout = 0.1f, .bias = true,
+                    .positional = POS_LEARNED};
     ck_assert_uint_eq(gpt_param_count(&g2), 124439808);
     c.positional = POS_SINUSOIDAL;
     ck_assert_uint_eq(gpt_param_count(&c), 812288 - 128 * 128);

@@ -149,7 +149,10 @@ static void cleanup_dir(void) {
 }
 
 static void small_trainer(Trainer *t, const Corpus *c) {
-    GptConfig mc = {c->vocab.size, 8, 2, 2, 16, 0.1f, true, POS_LEARNED};
+    GptConfig mc = {.vocab_size = c->vocab.size, .block_size = 8,
+                    .n_layer = 2, .n_head = 2, .n_embd = 16, .n_ffn = 64,
+                    .dropout = 0.1f, .bias = true,
+                    .positional = POS_LEARNED};
     TrainConfig tc = {.batch = 4, .steps = 8, .lr = 3e-3f, .min_lr = 3e-4f,
                       .warmup = 2, .decay_steps = 8,
                       .adamw = {0.9f, 0.99f, 1e-8f, 0.1f}, .grad_clip = 1.0f,
