@@ -6,10 +6,15 @@
 #include <string.h>
 
 #include "attention.h"
+#include "layout.h"
 #include "linear.h"
-#include "mem.h"
-#include "profile.h"
 #include "parallel.h"
+#include "profile.h"
+
+// Size checks, with the memory section at the end.
+static int check_sizes(int B, int T, int C, int NH, Error *err);
+static int check_fits(int B, int T, int C, int NH, int cB, int cT, int cC,
+                      int cNH, const char *what, Error *err);
 
 //> heads
 void heads_split(float *out, const float *inp, int ld, int B, int T, int C,
@@ -39,6 +44,152 @@ void heads_merge(float *out, const float *inp, int ld, int B, int T, int C,
 }
 //< heads
 
+//> mha-forward
+// The attention core of the forward pass: q, k, v split from qkv into
+// heads, attention in every head, the heads' outputs merged into y.
+static int attend(MhaCache *c, const int *key_mask, bool causal, int B,
+                  int T, int C, int NH, Error *err) {
+    heads_split(c->q, c->qkv, 3 * C, B, T, C, NH);       // (B,NH,T,HS)
+    heads_split(c->k, c->qkv + C, 3 * C, B, T, C, NH);
+    heads_split(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
+    if (attention_forward(c->yh, c->att, c->q, c->k, c->v, key_mask,
+                          causal, B, NH, T, T, C / NH, err) != 0)
+        return -1;
+    heads_merge(c->y, c->yh, C, B, T, C, NH);            // (B,T,C)
+    return 0;
+}
+
+int mha_forward(float *out, MhaCache *cache, const float *inp,
+                const float *c_attn_w, const float *c_attn_b,
+                const float *c_proj_w, const float *c_proj_b,
+                const int *key_mask, bool causal, int B, int T, int C,
+                int NH, Error *err) {
+    MhaCache *c = cache;
+    if (check_sizes(B, T, C, NH, err) != 0
+        || check_fits(B, T, C, NH, c->B, c->T, c->C, c->NH, "cache", err))
+        return -1;
+    // qkv (B,T,3C) = inp @ c_attn_w^T + c_attn_b: q, k, v side by side
+    PROFILE(PROF_MATMUL, linear_forward(c->qkv, inp, c_attn_w, c_attn_b,
+                                        B * T, C, 3 * C));
+    int rc;
+    PROFILE(PROF_ATTENTION, rc = attend(c, key_mask, causal, B, T, C, NH,
+                                        err));
+    if (rc != 0) return -1;
+    PROFILE(PROF_MATMUL, linear_forward(out, c->y, c_proj_w, c_proj_b,
+                                        B * T, C, C));
+    return 0;
+}
+//< mha-forward
+
+//> mha-backward
+// The attention core backwards: dy split into heads, attention's
+// backward pass, the gradients of q, k, v merged into dqkv.
+static void attend_backward(MhaScratch *s, const MhaCache *c, int B, int T,
+                            int C, int NH) {
+    size_t btc = (size_t)B * T * C;
+    // y = merge(yh): merging only moves numbers, so dyh = split(dy)
+    heads_split(s->dyh, s->dy, C, B, T, C, NH);
+    // yh = attention(q, k, v)
+    memset(s->dq, 0, btc * sizeof *s->dq);
+    memset(s->dk, 0, btc * sizeof *s->dk);
+    memset(s->dv, 0, btc * sizeof *s->dv);
+    attention_backward(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att, c->q,
+                       c->k, c->v, B, NH, T, T, C / NH);
+    // q, k, v = split(qkv): their gradients merge back into dqkv
+    heads_merge(s->dqkv, s->dq, 3 * C, B, T, C, NH);
+    heads_merge(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
+    heads_merge(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH);
+}
+
+void mha_backward(float *dinp, float *dc_attn_w, float *dc_attn_b,
+                  float *dc_proj_w, float *dc_proj_b, MhaScratch *scratch,
+                  const float *dout, const MhaCache *cache,
+                  const float *inp, const float *c_attn_w,
+                  const float *c_proj_w, int B, int T, int C, int NH) {
+    MhaScratch *s = scratch;
+    const MhaCache *c = cache;
+    assert(check_fits(B, T, C, NH, s->B, s->T, s->C, s->NH, "", NULL) == 0
+           && check_fits(B, T, C, NH, c->B, c->T, c->C, c->NH, "", NULL)
+              == 0);
+    // out = y @ c_proj_w^T + c_proj_b
+    memset(s->dy, 0, (size_t)B * T * C * sizeof *s->dy);
+    PROFILE_BW(PROF_MATMUL, linear_backward(s->dy, dc_proj_w, dc_proj_b,
+                                            dout, c->y, c_proj_w, B * T, C,
+                                            C));
+    PROFILE_BW(PROF_ATTENTION, attend_backward(s, c, B, T, C, NH));
+    // qkv = inp @ c_attn_w^T + c_attn_b
+    PROFILE_BW(PROF_MATMUL, linear_backward(dinp, dc_attn_w, dc_attn_b,
+                                            s->dqkv, inp, c_attn_w, B * T,
+                                            C, 3 * C));
+}
+//< mha-backward
+
+//> mha-step
+int mha_step(float *out, MhaKv *kv, const float *inp, const float *c_attn_w,
+             const float *c_attn_b, const float *c_proj_w,
+             const float *c_proj_b, const int *key_mask, int B, int C,
+             int NH, Error *err) {
+    if (check_sizes(B, 1, C, NH, err) != 0
+        || check_fits(B, 1, C, NH, kv->B, kv->T, kv->C, kv->NH, "KV cache",
+                      err) != 0)
+        return -1;
+    if (kv->len >= kv->T)
+        return error_set(err, "multi-head attention: the KV cache is full "
+                         "(%d positions)", kv->T);
+    int HS = C / NH, T = kv->T, t = kv->len;
+    linear_forward(kv->qkv, inp, c_attn_w, c_attn_b, B, C, 3 * C);
+    // the new position's heads: its query, and its key and value at
+    // position t of the cache
+    heads_split(kv->q, kv->qkv, 3 * C, B, 1, C, NH);
+    for (int bh = 0; bh < B * NH; bh++) {
+        const float *row = kv->qkv + (size_t)(bh / NH) * 3 * C
+                           + (size_t)(bh % NH) * HS;
+        size_t at = ((size_t)bh * T + t) * HS;
+        memcpy(kv->k + at, row + C, (size_t)HS * sizeof *kv->k);
+        memcpy(kv->v + at, row + 2 * C, (size_t)HS * sizeof *kv->v);
+    }
+    // one query per head against keys 0 .. t: heads lie T positions
+    // apart in the cache, so each head is its own call
+    for (int bh = 0; bh < B * NH; bh++) {
+        size_t head = (size_t)bh * T * HS;
+        const int *mask = key_mask ? key_mask + (size_t)(bh / NH) * T : NULL;
+        if (attention_forward(kv->yh + (size_t)bh * HS,
+                              kv->att + (size_t)bh * T,
+                              kv->q + (size_t)bh * HS, kv->k + head,
+                              kv->v + head, mask, false, 1, 1, 1, t + 1, HS,
+                              err) != 0)
+            return -1;
+    }
+    heads_merge(kv->y, kv->yh, C, B, 1, C, NH);
+    linear_forward(out, kv->y, c_proj_w, c_proj_b, B, C, C);
+    kv->len = t + 1;
+    return 0;
+}
+
+int mha_kv_fill(MhaKv *kv, const MhaCache *cache, int B, int T,
+                Error *err) {
+    const MhaCache *c = cache;
+    if (B > c->B || T > c->T || B > kv->B || T > kv->T || c->C != kv->C
+        || c->NH != kv->NH)
+        return error_set(err, "multi-head attention: B=%d T=%d does not "
+                         "fit both the forward cache (B<=%d T<=%d C=%d "
+                         "NH=%d) and the KV cache (B<=%d T<=%d C=%d NH=%d)",
+                         B, T, c->B, c->T, c->C, c->NH, kv->B, kv->T, kv->C,
+                         kv->NH);
+    // the forward pass laid out its heads (B, NH, T, HS); the KV cache
+    // holds room for kv->T positions per head
+    size_t HS = (size_t)(c->C / c->NH), n = (size_t)T * HS;
+    for (size_t bh = 0; bh < (size_t)B * c->NH; bh++) {
+        memcpy(kv->k + bh * kv->T * HS, c->k + bh * n, n * sizeof *kv->k);
+        memcpy(kv->v + bh * kv->T * HS, c->v + bh * n, n * sizeof *kv->v);
+    }
+    kv->len = T;
+    return 0;
+}
+//< mha-step
+
+// ---- memory -----------------------------------------------------------------
+
 static int check_sizes(int B, int T, int C, int NH, Error *err) {
     if (B < 1 || T < 1 || C < 1 || NH < 1)
         return error_set(err, "multi-head attention: every size must be at "
@@ -55,28 +206,48 @@ static int check_sizes(int B, int T, int C, int NH, Error *err) {
     return 0;
 }
 
-// Hands out consecutive pieces of one block of floats.
-static float *take(float **next, size_t n) {
-    float *p = *next;
-    *next += n;
-    return p;
+static int check_fits(int B, int T, int C, int NH, int cB, int cT, int cC,
+                      int cNH, const char *what, Error *err) {
+    if (B > cB || T > cT || C != cC || NH != cNH)
+        return error_set(err, "multi-head attention: B=%d T=%d C=%d NH=%d "
+                         "does not fit the %s, allocated for B<=%d T<=%d "
+                         "C=%d NH=%d", B, T, C, NH, what, cB, cT, cC, cNH);
+    return 0;
+}
+
+// What the backward pass reads (the heads q, k, v, the weights att and
+// the merged y), and what only the forward pass uses (qkv and yh).
+static int cache_slots(Slot t[5], MhaCache *c, int B, int T, int C,
+                       int NH) {
+    size_t btc = (size_t)B * T * C, btt = (size_t)B * NH * T * T;
+    t[0] = (Slot){&c->q, btc};
+    t[1] = (Slot){&c->k, btc};
+    t[2] = (Slot){&c->v, btc};
+    t[3] = (Slot){&c->att, btt};
+    t[4] = (Slot){&c->y, btc};
+    return 5;
+}
+
+static int tmp_slots(Slot t[2], MhaCache *c, int B, int T, int C) {
+    size_t btc = (size_t)B * T * C;
+    t[0] = (Slot){&c->qkv, 3 * btc};
+    t[1] = (Slot){&c->yh, btc};
+    return 2;
+}
+
+size_t mha_cache_floats(int B, int T, int C, int NH, bool shares) {
+    MhaCache c;
+    Slot t[5], u[2];
+    return layout_floats(t, cache_slots(t, &c, B, T, C, NH))
+           + (shares ? 0 : layout_floats(u, tmp_slots(u, &c, B, T, C)));
 }
 
 int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err) {
     memset(c, 0, sizeof *c);
     if (check_sizes(B, T, C, NH, err) != 0) return -1;
-    size_t btc = (size_t)B * T * C, btt = (size_t)B * NH * T * T;
-    c->mem = alloc_floats(3 * btc + btt + btc);
-    float *next = c->mem;
-    c->q = take(&next, btc);
-    c->k = take(&next, btc);
-    c->v = take(&next, btc);
-    c->att = take(&next, btt);
-    c->y = take(&next, btc);
-    c->tmp = alloc_floats(3 * btc + btc);
-    next = c->tmp;
-    c->qkv = take(&next, 3 * btc);
-    c->yh = take(&next, btc);
+    Slot t[5], u[2];
+    c->mem = layout_alloc(t, cache_slots(t, c, B, T, C, NH));
+    c->tmp = layout_alloc(u, tmp_slots(u, c, B, T, C));
     c->B = B, c->T = T, c->C = C, c->NH = NH;
     return 0;
 }
@@ -96,20 +267,31 @@ void mha_cache_share(MhaCache *c, const MhaCache *owner) {
     c->yh = owner->yh;
 }
 
+static int scratch_slots(Slot t[7], MhaScratch *s, int B, int T, int C,
+                         int NH) {
+    size_t btc = (size_t)B * T * C, btt = (size_t)B * NH * T * T;
+    t[0] = (Slot){&s->dy, btc};
+    t[1] = (Slot){&s->dyh, btc};
+    t[2] = (Slot){&s->dq, btc};
+    t[3] = (Slot){&s->dk, btc};
+    t[4] = (Slot){&s->dv, btc};
+    t[5] = (Slot){&s->datt, btt};
+    t[6] = (Slot){&s->dqkv, 3 * btc};
+    return 7;
+}
+
+size_t mha_scratch_floats(int B, int T, int C, int NH) {
+    MhaScratch s;
+    Slot t[7];
+    return layout_floats(t, scratch_slots(t, &s, B, T, C, NH));
+}
+
 int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,
                       Error *err) {
     memset(s, 0, sizeof *s);
     if (check_sizes(B, T, C, NH, err) != 0) return -1;
-    size_t btc = (size_t)B * T * C, btt = (size_t)B * NH * T * T;
-    s->mem = alloc_floats(btc + btc + 3 * btc + btt + 3 * btc);
-    float *next = s->mem;
-    s->dy = take(&next, btc);
-    s->dyh = take(&next, btc);
-    s->dq = take(&next, btc);
-    s->dk = take(&next, btc);
-    s->dv = take(&next, btc);
-    s->datt = take(&next, btt);
-    s->dqkv = take(&next, 3 * btc);
+    Slot t[7];
+    s->mem = layout_alloc(t, scratch_slots(t, s, B, T, C, NH));
     s->B = B, s->T = T, s->C = C, s->NH = NH;
     return 0;
 }
@@ -119,77 +301,34 @@ void mha_scratch_free(MhaScratch *s) {
     memset(s, 0, sizeof *s);
 }
 
-static int check_fits(int B, int T, int C, int NH, int cB, int cT, int cC,
-                      int cNH, const char *what, Error *err) {
-    if (B > cB || T > cT || C != cC || NH != cNH)
-        return error_set(err, "multi-head attention: B=%d T=%d C=%d NH=%d "
-                         "does not fit the %s, allocated for B<=%d T<=%d "
-                         "C=%d NH=%d", B, T, C, NH, what, cB, cT, cC, cNH);
+static int kv_slots(Slot t[7], MhaKv *kv, int B, int T, int C, int NH) {
+    size_t btc = (size_t)B * T * C, bc = (size_t)B * C;
+    t[0] = (Slot){&kv->k, btc};
+    t[1] = (Slot){&kv->v, btc};
+    t[2] = (Slot){&kv->qkv, 3 * bc};
+    t[3] = (Slot){&kv->q, bc};
+    t[4] = (Slot){&kv->att, (size_t)B * NH * T};
+    t[5] = (Slot){&kv->yh, bc};
+    t[6] = (Slot){&kv->y, bc};
+    return 7;
+}
+
+size_t mha_kv_floats(int B, int T, int C, int NH) {
+    MhaKv kv;
+    Slot t[7];
+    return layout_floats(t, kv_slots(t, &kv, B, T, C, NH));
+}
+
+int mha_kv_alloc(MhaKv *kv, int B, int T, int C, int NH, Error *err) {
+    memset(kv, 0, sizeof *kv);
+    if (check_sizes(B, T, C, NH, err) != 0) return -1;
+    Slot t[7];
+    kv->mem = layout_alloc(t, kv_slots(t, kv, B, T, C, NH));
+    kv->B = B, kv->T = T, kv->C = C, kv->NH = NH;
     return 0;
 }
 
-//> mha-forward
-int mha_forward(float *out, MhaCache *cache, const float *inp,
-                const float *c_attn_w, const float *c_attn_b,
-                const float *c_proj_w, const float *c_proj_b,
-                const int *key_mask, bool causal, int B, int T, int C,
-                int NH, Error *err) {
-    MhaCache *c = cache;
-    if (check_sizes(B, T, C, NH, err) != 0
-        || check_fits(B, T, C, NH, c->B, c->T, c->C, c->NH, "cache", err))
-        return -1;
-    int HS = C / NH;
-    // qkv (B,T,3C) = inp @ c_attn_w^T + c_attn_b: q, k, v side by side
-    PROFILE(PROF_MATMUL, linear_forward(c->qkv, inp, c_attn_w, c_attn_b,
-                                     B * T, C, 3 * C));
-    int rc;
-    PROFILE(PROF_ATTENTION,
-        heads_split(c->q, c->qkv, 3 * C, B, T, C, NH);      // (B,NH,T,HS)
-        heads_split(c->k, c->qkv + C, 3 * C, B, T, C, NH);
-        heads_split(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
-        rc = attention_forward(c->yh, c->att, c->q, c->k, c->v, key_mask,
-                               causal, B, NH, T, T, HS, err);
-        if (rc == 0) heads_merge(c->y, c->yh, C, B, T, C, NH));  // (B,T,C)
-    if (rc != 0) return -1;
-    PROFILE(PROF_MATMUL, linear_forward(out, c->y, c_proj_w, c_proj_b,
-                                           B * T, C, C));
-    return 0;
+void mha_kv_free(MhaKv *kv) {
+    free(kv->mem);
+    memset(kv, 0, sizeof *kv);
 }
-//< mha-forward
-
-//> mha-backward
-void mha_backward(float *dinp, float *dc_attn_w, float *dc_attn_b,
-                  float *dc_proj_w, float *dc_proj_b, MhaScratch *scratch,
-                  const float *dout, const MhaCache *cache,
-                  const float *inp, const float *c_attn_w,
-                  const float *c_proj_w, int B, int T, int C, int NH) {
-    MhaScratch *s = scratch;
-    const MhaCache *c = cache;
-    assert(check_fits(B, T, C, NH, s->B, s->T, s->C, s->NH, "", NULL) == 0
-           && check_fits(B, T, C, NH, c->B, c->T, c->C, c->NH, "", NULL)
-              == 0);
-    int HS = C / NH;
-    size_t btc = (size_t)B * T * C;
-    // out = y @ c_proj_w^T + c_proj_b
-    PROFILE_BW(PROF_MATMUL,
-        memset(s->dy, 0, btc * sizeof *s->dy);
-        linear_backward(s->dy, dc_proj_w, dc_proj_b, dout, c->y, c_proj_w,
-                        B * T, C, C));
-    PROFILE_BW(PROF_ATTENTION,
-        // y = merge(yh): merging only moves numbers, so dyh = split(dy)
-        heads_split(s->dyh, s->dy, C, B, T, C, NH);
-        // yh = attention(q, k, v)
-        memset(s->dq, 0, btc * sizeof *s->dq);
-        memset(s->dk, 0, btc * sizeof *s->dk);
-        memset(s->dv, 0, btc * sizeof *s->dv);
-        attention_backward(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att,
-                           c->q, c->k, c->v, B, NH, T, T, HS);
-        // q, k, v = split(qkv): their gradients merge back into dqkv
-        heads_merge(s->dqkv, s->dq, 3 * C, B, T, C, NH);
-        heads_merge(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
-        heads_merge(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH));
-    // qkv = inp @ c_attn_w^T + c_attn_b
-    PROFILE_BW(PROF_MATMUL, linear_backward(dinp, dc_attn_w, dc_attn_b, s->dqkv,
-                                      inp, c_attn_w, B * T, C, 3 * C));
-}
-//< mha-backward

@@ -13,6 +13,7 @@
 #define CH2_MHA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 
@@ -29,43 +30,12 @@ void heads_merge(float *out,        // (B, T, ld), channels 0..C-1 written
                  const float *inp,  // (B, NH, T, HS)
                  int ld, int B, int T, int C, int NH);
 
-// What the forward pass keeps for the backward pass, sized for at most
-// B x T tokens of C channels and NH heads. One allocation, named views.
-typedef struct {
-    int B, T, C, NH;   // the sizes it was allocated for
-    float *qkv;        // (B, T, 3C)     c_attn's output
-    float *q, *k, *v;  // (B, NH, T, HS) the heads of qkv
-    float *att;        // (B, NH, T, T)  attention weights, after softmax
-    float *yh;         // (B, NH, T, HS) attention output of each head
-    float *y;          // (B, T, C)      the heads merged: c_proj's input
-    float *mem;        // the allocation of q, k, v, att and y
-    float *tmp;        // that of qkv and yh (NULL when shared)
-} MhaCache;
-
-// Work space of the backward pass (one can serve every layer of a model).
-typedef struct {
-    int B, T, C, NH;
-    float *dy;          // (B, T, C)      dL/dy
-    float *dyh;         // (B, NH, T, HS) dL/dyh
-    float *dq, *dk, *dv;// (B, NH, T, HS)
-    float *datt;        // (B, NH, T, T)
-    float *dqkv;        // (B, T, 3C)
-    float *mem;
-} MhaScratch;
-
-// 0, or -1 with a message for bad sizes (below 1, C not divisible by NH,
-// too large). *_free releases and clears; freeing a zeroed struct is fine.
-int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err);
-void mha_cache_free(MhaCache *c);
-
-// qkv and yh are needed only inside mha_forward (the backward pass uses the
-// heads q, k, v and the merged y), so layers that run one after another can
-// share one copy: c gives up its own and uses owner's, which must have the
-// same sizes and outlive c's use.
-void mha_cache_share(MhaCache *c, const MhaCache *owner);
-int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,
-                      Error *err);
-void mha_scratch_free(MhaScratch *s);
+// What the forward pass keeps for the backward pass, the backward pass's
+// work space, and the keys and values a decoding step attends over; all
+// three are defined with their allocation, at the end.
+typedef struct MhaCache MhaCache;
+typedef struct MhaScratch MhaScratch;
+typedef struct MhaKv MhaKv;
 
 //> mha-api
 // The forward pass. causal: each token sees only itself and earlier ones
@@ -99,5 +69,90 @@ void mha_backward(float *dinp,             // (B, T, C) or NULL
                   const float *c_proj_w,   // (C, C)
                   int B, int T, int C, int NH);
 //< mha-api
+
+//> mha-step-api
+// Decoding with a cache. mha_kv_fill copies the keys and values of the
+// first T positions of B sequences from the cache of an mha_forward over
+// them (kv->len becomes T). mha_step then runs one new position of each
+// sequence: its key and value join kv at position kv->len, its query
+// attends over positions 0 .. kv->len (itself included, so causal by
+// construction), and kv->len grows by one. out is what mha_forward would
+// give at that position, up to the rounding of a different summation
+// order. key_mask: (B, kv->T) with rows kv->T apart, or NULL. Return 0,
+// or -1 with a message when the sizes do not fit kv or kv is full.
+int mha_kv_fill(MhaKv *kv, const MhaCache *cache, int B, int T,
+                Error *err);
+int mha_step(float *out,             // (B, C)
+             MhaKv *kv,              // the cached positions; one is added
+             const float *inp,       // (B, C) the new position
+             const float *c_attn_w,  // (3C, C)
+             const float *c_attn_b,  // (3C,) or NULL
+             const float *c_proj_w,  // (C, C)
+             const float *c_proj_b,  // (C,) or NULL
+             const int *key_mask,    // (B, kv->T) or NULL
+             int B, int C, int NH, Error *err);
+//< mha-step-api
+
+// ---- memory -----------------------------------------------------------------
+
+// What the forward pass keeps for the backward pass, sized for at most
+// B x T tokens of C channels and NH heads. One allocation, named views.
+struct MhaCache {
+    int B, T, C, NH;   // the sizes it was allocated for
+    float *qkv;        // (B, T, 3C)     c_attn's output
+    float *q, *k, *v;  // (B, NH, T, HS) the heads of qkv
+    float *att;        // (B, NH, T, T)  attention weights, after softmax
+    float *yh;         // (B, NH, T, HS) attention output of each head
+    float *y;          // (B, T, C)      the heads merged: c_proj's input
+    float *mem;        // the allocation of q, k, v, att and y
+    float *tmp;        // that of qkv and yh (NULL when shared)
+};
+
+// Work space of the backward pass (one can serve every layer of a model).
+struct MhaScratch {
+    int B, T, C, NH;
+    float *dy;          // (B, T, C)      dL/dy
+    float *dyh;         // (B, NH, T, HS) dL/dyh
+    float *dq, *dk, *dv;// (B, NH, T, HS)
+    float *datt;        // (B, NH, T, T)
+    float *dqkv;        // (B, T, 3C)
+    float *mem;
+};
+
+// 0, or -1 with a message for bad sizes (below 1, C not divisible by NH,
+// too large). *_free releases and clears; freeing a zeroed struct is fine.
+// *_floats: what the allocation holds, for a memory report or a check
+// before allocating (shares: without qkv and yh, see mha_cache_share).
+int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err);
+void mha_cache_free(MhaCache *c);
+size_t mha_cache_floats(int B, int T, int C, int NH, bool shares);
+
+// qkv and yh are needed only inside mha_forward (the backward pass uses the
+// heads q, k, v and the merged y), so layers that run one after another can
+// share one copy: c gives up its own and uses owner's, which must have the
+// same sizes and outlive c's use.
+void mha_cache_share(MhaCache *c, const MhaCache *owner);
+int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,
+                      Error *err);
+void mha_scratch_free(MhaScratch *s);
+size_t mha_scratch_floats(int B, int T, int C, int NH);
+
+// B sequences' keys and values, up to T positions each, and one new
+// position's work space: what mha_step needs.
+struct MhaKv {
+    int B, T, C, NH;    // the sizes it was allocated for
+    int len;            // positions held (the same for every sequence)
+    float *k, *v;       // (B, NH, T, HS) positions 0 .. len-1 filled
+    float *qkv;         // (B, 3C)        the new position's projection
+    float *q;           // (B, NH, HS)    its queries
+    float *att;         // (B, NH, T)     its attention weights
+    float *yh;          // (B, NH, HS)    each head's output
+    float *y;           // (B, C)         the heads merged
+    float *mem;
+};
+
+int mha_kv_alloc(MhaKv *kv, int B, int T, int C, int NH, Error *err);
+void mha_kv_free(MhaKv *kv);
+size_t mha_kv_floats(int B, int T, int C, int NH);
 
 #endif

@@ -5,10 +5,69 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dropout.h"
+#include "layout.h"
 #include "linear.h"
-#include "mem.h"
 #include "profile.h"
+
+// Size checks, with the memory section at the end.
+static int check_sizes(int B, int T, int C, int F, Error *err);
+static int check_fits(int B, int T, int C, int F, int cB, int cT, int cC,
+                      int cF, const char *what, Error *err);
+
+//> ffn-forward
+int ffn_forward(float *out, FfnCache *cache, const float *inp,
+                const float *c_fc_w, const float *c_fc_b,
+                const float *c_proj_w, const float *c_proj_b, GeluKind gelu,
+                int B, int T, int C, int F, Error *err) {
+    FfnCache *c = cache;
+    if (check_sizes(B, T, C, F, err) != 0
+        || check_fits(B, T, C, F, c->B, c->T, c->C, c->F, "cache", err))
+        return -1;
+    int N = B * T;                          // position-wise: just rows
+    PROFILE(PROF_MATMUL, linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F));
+    PROFILE(PROF_ELEMENTWISE, gelu_forward(c->a, c->h, gelu, (size_t)N * F));
+    PROFILE(PROF_MATMUL, linear_forward(out, c->a, c_proj_w, c_proj_b, N,
+                                         F, C));                 // (N, C)
+    c->gelu = gelu;
+    return 0;
+}
+//< ffn-forward
+
+//> ffn-backward
+void ffn_backward(float *dinp, float *dc_fc_w, float *dc_fc_b,
+                  float *dc_proj_w, float *dc_proj_b, FfnScratch *scratch,
+                  const float *dout, const FfnCache *cache,
+                  const float *inp, const float *c_fc_w,
+                  const float *c_proj_w, int B, int T, int C, int F) {
+    FfnScratch *s = scratch;
+    const FfnCache *c = cache;
+    assert(check_fits(B, T, C, F, s->B, s->T, s->C, s->F, "", NULL) == 0
+           && check_fits(B, T, C, F, c->B, c->T, c->C, c->F, "", NULL)
+              == 0);
+    int N = B * T;
+    size_t nf = (size_t)N * F;
+    // out = a @ c_proj_w^T + c_proj_b
+    memset(s->da, 0, nf * sizeof *s->da);
+    PROFILE_BW(PROF_MATMUL, linear_backward(s->da, dc_proj_w, dc_proj_b,
+                                            dout, c->a, c_proj_w, N, F, C));
+    // a = GELU(h)
+    memset(s->dh, 0, nf * sizeof *s->dh);
+    PROFILE_BW(PROF_ELEMENTWISE, gelu_backward(s->dh, s->da, c->h, c->gelu,
+                                               nf));
+    // h = inp @ c_fc_w^T + c_fc_b
+    PROFILE_BW(PROF_MATMUL, linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh,
+                                            inp, c_fc_w, N, C, F));
+}
+//< ffn-backward
+
+//> ffn-params
+size_t ffn_param_count(int C, int F, bool bias) {
+    size_t weights = (size_t)F * C + (size_t)C * F;    // c_fc, c_proj
+    return weights + (bias ? (size_t)F + C : 0);
+}
+//< ffn-params
+
+// ---- memory -----------------------------------------------------------------
 
 static int check_sizes(int B, int T, int C, int F, Error *err) {
     if (B < 1 || T < 1 || C < 1 || F < 1)
@@ -31,41 +90,54 @@ static int check_fits(int B, int T, int C, int F, int cB, int cT, int cC,
     return 0;
 }
 
+static int cache_slots(Slot t[2], FfnCache *c, int B, int T, int F) {
+    size_t btf = (size_t)B * T * F;
+    t[0] = (Slot){&c->h, btf};
+    t[1] = (Slot){&c->a, btf};
+    return 2;
+}
+
+size_t ffn_cache_floats(int B, int T, int C, int F) {
+    (void)C;
+    FfnCache c;
+    Slot t[2];
+    return layout_floats(t, cache_slots(t, &c, B, T, F));
+}
+
 int ffn_cache_alloc(FfnCache *c, int B, int T, int C, int F, Error *err) {
     memset(c, 0, sizeof *c);
     if (check_sizes(B, T, C, F, err) != 0) return -1;
-    size_t btf = (size_t)B * T * F, btc = (size_t)B * T * C;
-    c->mem = alloc_floats(2 * btf);
-    c->h = c->mem;
-    c->a = c->h + btf;
-    c->mask = c->tmp = alloc_floats(btc);
+    Slot t[2];
+    c->mem = layout_alloc(t, cache_slots(t, c, B, T, F));
     c->B = B, c->T = T, c->C = C, c->F = F;
     return 0;
 }
 
 void ffn_cache_free(FfnCache *c) {
     free(c->mem);
-    free(c->tmp);
     memset(c, 0, sizeof *c);
 }
 
-void ffn_cache_share_mask(FfnCache *c, const FfnCache *owner) {
-    assert(c->B == owner->B && c->T == owner->T && c->C == owner->C
-           && owner->tmp);
-    free(c->tmp);
-    c->tmp = NULL;
-    c->mask = owner->mask;
+static int scratch_slots(Slot t[2], FfnScratch *s, int B, int T, int F) {
+    size_t btf = (size_t)B * T * F;
+    t[0] = (Slot){&s->da, btf};
+    t[1] = (Slot){&s->dh, btf};
+    return 2;
+}
+
+size_t ffn_scratch_floats(int B, int T, int C, int F) {
+    (void)C;
+    FfnScratch s;
+    Slot t[2];
+    return layout_floats(t, scratch_slots(t, &s, B, T, F));
 }
 
 int ffn_scratch_alloc(FfnScratch *s, int B, int T, int C, int F,
                       Error *err) {
     memset(s, 0, sizeof *s);
     if (check_sizes(B, T, C, F, err) != 0) return -1;
-    size_t btf = (size_t)B * T * F, btc = (size_t)B * T * C;
-    s->mem = alloc_floats(btc + 2 * btf);
-    s->dy = s->mem;
-    s->da = s->dy + btc;
-    s->dh = s->da + btf;
+    Slot t[2];
+    s->mem = layout_alloc(t, scratch_slots(t, s, B, T, F));
     s->B = B, s->T = T, s->C = C, s->F = F;
     return 0;
 }
@@ -74,74 +146,3 @@ void ffn_scratch_free(FfnScratch *s) {
     free(s->mem);
     memset(s, 0, sizeof *s);
 }
-
-//> ffn-params
-size_t ffn_param_count(int C, int F, bool bias) {
-    size_t weights = (size_t)F * C + (size_t)C * F;    // c_fc, c_proj
-    return weights + (bias ? (size_t)F + C : 0);
-}
-//< ffn-params
-
-//> ffn-forward
-int ffn_forward(float *out, FfnCache *cache, const float *inp,
-                const float *c_fc_w, const float *c_fc_b,
-                const float *c_proj_w, const float *c_proj_b, GeluKind gelu,
-                float dropout_p, Rng *rng, int B, int T, int C, int F,
-                Error *err) {
-    FfnCache *c = cache;
-    if (check_sizes(B, T, C, F, err) != 0
-        || check_fits(B, T, C, F, c->B, c->T, c->C, c->F, "cache", err)
-        || dropout_check_p(dropout_p, "feed-forward network: dropout p",
-                           err) != 0)
-        return -1;
-    int N = B * T;                          // position-wise: just rows
-    PROFILE(PROF_MATMUL, linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F));
-    PROFILE(PROF_ELEMENTWISE, gelu_forward(c->a, c->h, gelu, (size_t)N * F));
-    PROFILE(PROF_MATMUL, linear_forward(out, c->a, c_proj_w, c_proj_b, N,
-                                         F, C));                 // (N, C)
-    int rc;
-    PROFILE(PROF_ELEMENTWISE, rc = dropout_forward(out, c->mask, out,
-                                                dropout_p, rng,
-                                                (size_t)N * C, err));
-    if (rc != 0) return -1;
-    c->gelu = gelu;
-    c->dropout_p = dropout_p;
-    return 0;
-}
-//< ffn-forward
-
-//> ffn-backward
-void ffn_backward(float *dinp, float *dc_fc_w, float *dc_fc_b,
-                  float *dc_proj_w, float *dc_proj_b, FfnScratch *scratch,
-                  const float *dout, const FfnCache *cache,
-                  const float *inp, const float *c_fc_w,
-                  const float *c_proj_w, int B, int T, int C, int F) {
-    FfnScratch *s = scratch;
-    const FfnCache *c = cache;
-    assert(check_fits(B, T, C, F, s->B, s->T, s->C, s->F, "", NULL) == 0
-           && check_fits(B, T, C, F, c->B, c->T, c->C, c->F, "", NULL)
-              == 0);
-    int N = B * T;
-    size_t nc = (size_t)N * C, nf = (size_t)N * F;
-    // out = dropout(y): dy = dout * mask (with p = 0, dy is dout itself)
-    const float *dy = dout;
-    if (c->dropout_p > 0.0f) {
-        PROFILE_BW(PROF_ELEMENTWISE,
-            memset(s->dy, 0, nc * sizeof *s->dy);
-            dropout_backward(s->dy, dout, c->mask, nc));
-        dy = s->dy;
-    }
-    // y = a @ c_proj_w^T + c_proj_b
-    PROFILE_BW(PROF_MATMUL,
-        memset(s->da, 0, nf * sizeof *s->da);
-        linear_backward(s->da, dc_proj_w, dc_proj_b, dy, c->a, c_proj_w, N,
-                        F, C));
-    // a = GELU(h)
-    PROFILE_BW(PROF_ELEMENTWISE,
-        memset(s->dh, 0, nf * sizeof *s->dh);
-        gelu_backward(s->dh, s->da, c->h, c->gelu, nf));
-    // h = inp @ c_fc_w^T + c_fc_b
-    PROFILE_BW(PROF_MATMUL, linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh, inp,
-                                     c_fc_w, N, C, F));
-}
-//< ffn-backward

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "activation.h"
+#include "dropout.h"
 #include "error.h"
 #include "ffn.h"
 #include "flags.h"
@@ -36,6 +37,7 @@ static float *randn(Rng *rng, size_t n, float std) {
 typedef struct {
     int B, T, C, F;
     float *x, *out, *w_fc, *b_fc, *w_proj, *b_proj;
+    float *mask;           // dropout's, applied to the FFN's output
     FfnCache cache;
 } Layer;
 
@@ -47,6 +49,7 @@ static void layer_init(Layer *l, int B, int T, int C, int F, Rng *rng) {
     size_t btc = (size_t)B * T * C;
     l->x = randn(rng, btc, 1.0f);
     l->out = alloc_floats(btc);
+    l->mask = alloc_floats(btc);
     l->w_fc = randn(rng, (size_t)F * C, 1.0f / sqrtf((float)C));
     l->b_fc = randn(rng, (size_t)F, 0.1f);
     l->w_proj = randn(rng, (size_t)C * F, 1.0f / sqrtf((float)F));
@@ -56,6 +59,7 @@ static void layer_init(Layer *l, int B, int T, int C, int F, Rng *rng) {
 static void layer_free(Layer *l) {
     free(l->x);
     free(l->out);
+    free(l->mask);
     free(l->w_fc);
     free(l->b_fc);
     free(l->w_proj);
@@ -63,14 +67,16 @@ static void layer_free(Layer *l) {
     ffn_cache_free(&l->cache);
 }
 
-// The forward pass; with p > 0 the dropout mask comes from seed.
+// The forward pass, then dropout on its output as a block applies it
+// (chapter 4); with p > 0 the dropout mask comes from seed.
 static void layer_forward(Layer *l, GeluKind gelu, float p, uint64_t seed) {
     Rng rng;
     rng_seed(&rng, seed);
     Error err;
     if (ffn_forward(l->out, &l->cache, l->x, l->w_fc, l->b_fc, l->w_proj,
-                    l->b_proj, gelu, p, &rng, l->B, l->T, l->C, l->F,
-                    &err) != 0)
+                    l->b_proj, gelu, l->B, l->T, l->C, l->F, &err) != 0
+        || dropout_forward(l->out, l->mask, l->out, p, &rng,
+                           (size_t)l->B * l->T * l->C, &err) != 0)
         die("%s", err.msg);
 }
 
@@ -226,12 +232,14 @@ static void show_gradcheck(GeluKind gelu, uint64_t seed) {
     float *grads = alloc_floats(B * T * C + 2 * F * C + F + C);
     float *dx = grads, *dwf = dx + B * T * C, *dbf = dwf + F * C;
     float *dwp = dbf + F, *dbp = dwp + C * F;
+    float *dy = alloc_floats(B * T * C);
     FfnScratch s;
     Error err;
     if (ffn_scratch_alloc(&s, B, T, C, F, &err) != 0) die("%s", err.msg);
     loss_of(&g);                                    // the forward pass
-    ffn_backward(dx, dwf, dbf, dwp, dbp, &s, w, &l.cache, l.x, l.w_fc,
-                 l.w_proj, B, T, C, F);             // dL/dout = w
+    dropout_backward(dy, w, l.mask, B * T * C);     // dL/dout = w
+    ffn_backward(dx, dwf, dbf, dwp, dbp, &s, dy, &l.cache, l.x, l.w_fc,
+                 l.w_proj, B, T, C, F);
     const double eps = 5e-3;
     printf("gradcheck   B=%d T=%d C=%d F=%d, %s GELU, dropout p=%g: backward "
            "vs central\n            differences, max |error| / max "
@@ -245,6 +253,7 @@ static void show_gradcheck(GeluKind gelu, uint64_t seed) {
            grad_rel_error(loss_of, &g, l.w_proj, dwp, C * F, eps),
            grad_rel_error(loss_of, &g, l.b_proj, dbp, C, eps));
     ffn_scratch_free(&s);
+    free(dy);
     free(grads);
     free(w);
     layer_free(&l);
@@ -308,8 +317,7 @@ static void run_attention(Bench *b) {
 
 static void run_ffn(Bench *b) {
     if (ffn_forward(b->out, &b->fc, b->x, b->wf, NULL, b->wo, NULL,
-                    GELU_EXACT, 0.0f, NULL, b->B, b->T, b->C, b->F, NULL)
-        != 0)
+                    GELU_EXACT, b->B, b->T, b->C, b->F, NULL) != 0)
         die("FFN forward failed");
     ffn_backward(b->dx, b->dwf, NULL, b->dwo, NULL, &b->fs, b->dout, &b->fc,
                  b->x, b->wf, b->wo, b->B, b->T, b->C, b->F);

@@ -4,8 +4,7 @@
 //   g   = inp @ w_gate^T + b_gate     (B,T,H)  the gate
 //   u   = inp @ w_up^T + b_up         (B,T,H)  the values it lets through
 //   s   = SiLU(g) * u                 (B,T,H)  SiLU(g) = g * sigmoid(g)
-//   y   = s @ w_down^T + b_down       (B,T,C)
-//   out = dropout(y, p)               (B,T,C)
+//   out = s @ w_down^T + b_down       (B,T,C)
 //
 // Three matrices instead of two, so the hidden width H is usually 2/3 of
 // the F a GELU network would use (swiglu_hidden): the parameter count then
@@ -19,41 +18,11 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "rng.h"
 
-typedef struct {
-    int B, T, C, H;    // the sizes it was allocated for
-    float *g;          // (B, T, H)  the gate, before SiLU
-    float *u;          // (B, T, H)  the up projection
-    float *s;          // (B, T, H)  SiLU(g) * u, w_down's input
-    float *mask;       // (B, T, C)  dropout mask, 0 or 1/(1-p)
-    float dropout_p;   // the p of the last forward pass
-    float *mem;
-} SwigluCache;
-
-typedef struct {
-    int B, T, C, H;
-    float *dy;         // (B, T, C)
-    float *ds;         // (B, T, H)
-    float *dg;         // (B, T, H)
-    float *du;         // (B, T, H)
-    float *mem;
-} SwigluScratch;
-
-// The hidden width that matches a GELU network of width F in parameters:
-// 2F/3, rounded down (341 for F = 512), as int(2 * d_ff / 3) in Python.
-int swiglu_hidden(int F);
-
-// Parameters of one SwiGLU network: three matrices, plus biases if any.
-size_t swiglu_param_count(int C, int H, bool bias);
-
-// 0, or -1 with a message for bad sizes; *_free releases and clears.
-int swiglu_cache_alloc(SwigluCache *c, int B, int T, int C, int H,
-                       Error *err);
-void swiglu_cache_free(SwigluCache *c);
-int swiglu_scratch_alloc(SwigluScratch *s, int B, int T, int C, int H,
-                         Error *err);
-void swiglu_scratch_free(SwigluScratch *s);
+// Cache and scratch, as in ffn.h; defined with their allocation, at the
+// end.
+typedef struct SwigluCache SwigluCache;
+typedef struct SwigluScratch SwigluScratch;
 
 //> swiglu-gate-api
 // The gate, element by element: s = SiLU(g) * u.
@@ -70,6 +39,7 @@ void swiglu_gate_backward(float *dg,        // (n,)
                           size_t n);
 //< swiglu-gate-api
 
+//> swiglu-api
 // The forward pass; as ffn_forward, with the three weights.
 int swiglu_forward(float *out,            // (B, T, C)
                    SwigluCache *cache,    // filled in for the backward
@@ -80,7 +50,6 @@ int swiglu_forward(float *out,            // (B, T, C)
                    const float *b_up,     // (H,) or NULL
                    const float *w_down,   // (C, H)
                    const float *b_down,   // (C,) or NULL
-                   float dropout_p, Rng *rng,
                    int B, int T, int C, int H, Error *err);
 
 // The backward pass, after a swiglu_forward with the same arguments that
@@ -100,5 +69,42 @@ void swiglu_backward(float *dinp,             // (B, T, C) or NULL
                      const float *w_up,       // (H, C)
                      const float *w_down,     // (C, H)
                      int B, int T, int C, int H);
+//< swiglu-api
+
+// The hidden width that matches a GELU network of width F in parameters:
+// 2F/3, rounded down (341 for F = 512), as int(2 * d_ff / 3) in Python.
+int swiglu_hidden(int F);
+
+// Parameters of one SwiGLU network: three matrices, plus biases if any.
+size_t swiglu_param_count(int C, int H, bool bias);
+
+// ---- memory -----------------------------------------------------------------
+
+struct SwigluCache {
+    int B, T, C, H;    // the sizes it was allocated for
+    float *g;          // (B, T, H)  the gate, before SiLU
+    float *u;          // (B, T, H)  the up projection
+    float *s;          // (B, T, H)  SiLU(g) * u, w_down's input
+    float *mem;
+};
+
+struct SwigluScratch {
+    int B, T, C, H;
+    float *ds;         // (B, T, H)
+    float *dg;         // (B, T, H)
+    float *du;         // (B, T, H)
+    float *mem;
+};
+
+// 0, or -1 with a message for bad sizes; *_free releases and clears;
+// *_floats: what the allocation holds.
+int swiglu_cache_alloc(SwigluCache *c, int B, int T, int C, int H,
+                       Error *err);
+void swiglu_cache_free(SwigluCache *c);
+size_t swiglu_cache_floats(int B, int T, int C, int H);
+int swiglu_scratch_alloc(SwigluScratch *s, int B, int T, int C, int H,
+                         Error *err);
+void swiglu_scratch_free(SwigluScratch *s);
+size_t swiglu_scratch_floats(int B, int T, int C, int H);
 
 #endif

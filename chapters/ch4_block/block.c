@@ -7,8 +7,172 @@
 
 #include "dropout.h"
 #include "layernorm.h"
+#include "layout.h"
 #include "mem.h"
-#include "profile.h"
+
+// Everything a forward pass checks before it touches memory (at the end).
+static int check_call(const BlockCache *c, float p, int B, int T, int C,
+                      int NH, int F, Error *err);
+
+// ---- Pre-LN -----------------------------------------------------------------
+
+// out = x + dropout(mlp(ln_2(x))): the second sub-layer of a block, the
+// same in the forward pass and in a decoding step.
+static int ffn_sublayer(float *out, Sublayer *ff, FfnCache *mlp,
+                        const float *x, const BlockWeights *w, float p,
+                        Rng *rng, int B, int T, int C, int F, Error *err) {
+    sublayer_norm(ff, x, w->ln_2_w, w->ln_2_b, B, T, C);
+    if (ffn_forward(out, mlp, ff->norm, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                    w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT, B, T, C,
+                    F, err) != 0)
+        return -1;
+    return sublayer_add(out, ff, x, p, rng, (size_t)B * T * C, err);
+}
+
+//> block-forward
+int block_forward(float *out, BlockCache *cache, const float *inp,
+                  const BlockWeights *w, const int *key_mask, bool causal,
+                  float dropout_p, Rng *rng, int B, int T, int C, int NH,
+                  int F, Error *err) {
+    BlockCache *c = cache;
+    if (check_call(c, dropout_p, B, T, C, NH, F, err) != 0) return -1;
+    assert(out != inp);
+    // res1 = x + dropout(attn(ln_1(x)))
+    sublayer_norm(&c->sa, inp, w->ln_1_w, w->ln_1_b, B, T, C);
+    if (mha_forward(c->res1, &c->attn, c->sa.norm, w->attn_c_attn_w,
+                    w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
+                    key_mask, causal, B, T, C, NH, err) != 0
+        || sublayer_add(c->res1, &c->sa, inp, dropout_p, rng,
+                        (size_t)B * T * C, err) != 0)
+        return -1;
+    // out = res1 + dropout(mlp(ln_2(res1)))
+    if (ffn_sublayer(out, &c->ff, &c->mlp, c->res1, w, dropout_p, rng, B, T,
+                     C, F, err) != 0)
+        return -1;
+    c->dropout_p = dropout_p;
+    return 0;
+}
+//< block-forward
+
+//> block-step
+int block_step(float *out, BlockStep *s, const float *inp,
+               const BlockWeights *w, const int *key_mask, int B, int C,
+               int NH, int F, Error *err) {
+    if (B > s->B || C != s->C || F != s->F)
+        return error_set(err, "block step: B=%d C=%d F=%d does not fit the "
+                         "cache, allocated for B<=%d C=%d F=%d", B, C, F,
+                         s->B, s->C, s->F);
+    // res1 = x + attn(ln_1(x)), the attention over the cached positions
+    sublayer_norm(&s->sa, inp, w->ln_1_w, w->ln_1_b, B, 1, C);
+    if (mha_step(s->res1, &s->kv, s->sa.norm, w->attn_c_attn_w,
+                 w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
+                 key_mask, B, C, NH, err) != 0
+        || sublayer_add(s->res1, &s->sa, inp, 0.0f, NULL, (size_t)B * C,
+                        err) != 0)
+        return -1;
+    // out = res1 + mlp(ln_2(res1))
+    return ffn_sublayer(out, &s->ff, &s->mlp, s->res1, w, 0.0f, NULL, B, 1,
+                        C, F, err);
+}
+//< block-step
+
+//> block-backward
+void block_backward(float *dinp, const BlockWeights *g,
+                    BlockScratch *scratch, const float *dout,
+                    const BlockCache *cache, const float *inp,
+                    const BlockWeights *w, int B, int T, int C, int NH,
+                    int F) {
+    BlockScratch *s = scratch;
+    const BlockCache *c = cache;
+    size_t n = (size_t)B * T * C, bytes = n * sizeof(float);
+    // out = res1 + dropout(mlp(ln_2(res1))): dout reaches res1 directly
+    // (the skip) and through the mlp and ln_2
+    memset(s->dres, 0, bytes);
+    memset(s->dy, 0, bytes);
+    sublayer_add_backward(s->dres, s->dy, dout, &c->ff, n);
+    memset(s->dsub, 0, bytes);
+    ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
+                 g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->ff.norm,
+                 w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
+    sublayer_norm_backward(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, &c->ff,
+                           c->res1, w->ln_2_w, B, T, C);
+    // res1 = inp + dropout(attn(ln_1(inp))): the same again
+    memset(s->dy, 0, bytes);
+    sublayer_add_backward(dinp, s->dy, s->dres, &c->sa, n);
+    memset(s->dsub, 0, bytes);
+    mha_backward(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
+                 g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,
+                 &c->attn, c->sa.norm, w->attn_c_attn_w, w->attn_c_proj_w,
+                 B, T, C, NH);
+    sublayer_norm_backward(dinp, g->ln_1_w, g->ln_1_b, s->dsub, &c->sa, inp,
+                           w->ln_1_w, B, T, C);
+}
+//< block-backward
+
+// ---- Post-LN ----------------------------------------------------------------
+
+//> postln-forward
+int block_postln_forward(float *out, BlockCache *cache, const float *inp,
+                         const BlockWeights *w, const int *key_mask,
+                         bool causal, float dropout_p, Rng *rng, int B,
+                         int T, int C, int NH, int F, Error *err) {
+    BlockCache *c = cache;
+    if (check_call(c, dropout_p, B, T, C, NH, F, err) != 0) return -1;
+    size_t n = (size_t)B * T * C;
+    // h = ln_1(x + dropout(attn(x))), kept in sa.norm
+    if (mha_forward(c->res1, &c->attn, inp, w->attn_c_attn_w,
+                    w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
+                    key_mask, causal, B, T, C, NH, err) != 0
+        || sublayer_add(c->res1, &c->sa, inp, dropout_p, rng, n, err) != 0)
+        return -1;
+    layernorm_forward(c->sa.norm, c->sa.mean, c->sa.rstd, c->res1,
+                      w->ln_1_w, w->ln_1_b, B, T, C);
+    // out = ln_2(h + dropout(mlp(h)))
+    if (ffn_forward(c->res2, &c->mlp, c->sa.norm, w->mlp_c_fc_w,
+                    w->mlp_c_fc_b, w->mlp_c_proj_w, w->mlp_c_proj_b,
+                    GELU_EXACT, B, T, C, F, err) != 0
+        || sublayer_add(c->res2, &c->ff, c->sa.norm, dropout_p, rng, n, err)
+           != 0)
+        return -1;
+    layernorm_forward(out, c->ff.mean, c->ff.rstd, c->res2, w->ln_2_w,
+                      w->ln_2_b, B, T, C);
+    c->dropout_p = dropout_p;
+    return 0;
+}
+//< postln-forward
+
+//> postln-backward
+void block_postln_backward(float *dinp, const BlockWeights *g,
+                           BlockScratch *scratch, const float *dout,
+                           const BlockCache *cache, const float *inp,
+                           const BlockWeights *w, int B, int T, int C,
+                           int NH, int F) {
+    BlockScratch *s = scratch;
+    const BlockCache *c = cache;
+    size_t n = (size_t)B * T * C, bytes = n * sizeof(float);
+    // out = ln_2(res2): every gradient goes through the norm first
+    memset(s->dres, 0, bytes);
+    layernorm_backward(s->dres, g->ln_2_w, g->ln_2_b, dout, c->res2,
+                       w->ln_2_w, c->ff.mean, c->ff.rstd, B, T, C);
+    // res2 = h + dropout(mlp(h)): the skip's share, then the mlp's
+    memset(s->dsub, 0, bytes);
+    memset(s->dy, 0, bytes);
+    sublayer_add_backward(s->dsub, s->dy, s->dres, &c->ff, n);
+    ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
+                 g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->sa.norm,
+                 w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
+    // h = ln_1(res1)
+    memset(s->dres, 0, bytes);
+    layernorm_backward(s->dres, g->ln_1_w, g->ln_1_b, s->dsub, c->res1,
+                       w->ln_1_w, c->sa.mean, c->sa.rstd, B, T, C);
+    // res1 = inp + dropout(attn(inp))
+    memset(s->dy, 0, bytes);
+    sublayer_add_backward(dinp, s->dy, s->dres, &c->sa, n);
+    mha_backward(dinp, g->attn_c_attn_w, g->attn_c_attn_b, g->attn_c_proj_w,
+                 g->attn_c_proj_b, &s->attn, s->dy, &c->attn, inp,
+                 w->attn_c_attn_w, w->attn_c_proj_w, B, T, C, NH);
+}
+//< postln-backward
 
 // ---- the weights as views -------------------------------------------------
 
@@ -35,32 +199,37 @@ int block_tensors(BlockTensor out[BLOCK_MAX_TENSORS], const BlockWeights *w,
 }
 
 //> block-params
+// The size table of a block's weights, in nanoGPT's order; a bias's slot
+// is empty (its view NULL) without bias.
+static int weight_slots(Slot t[12], BlockWeights *w, int C, int F,
+                        bool bias) {
+    size_t c = (size_t)C, f = (size_t)F, b = bias ? 1 : 0;
+    const Slot all[12] = {
+        {&w->ln_1_w, c},                {&w->ln_1_b, b * c},
+        {&w->attn_c_attn_w, 3 * c * c}, {&w->attn_c_attn_b, b * 3 * c},
+        {&w->attn_c_proj_w, c * c},     {&w->attn_c_proj_b, b * c},
+        {&w->ln_2_w, c},                {&w->ln_2_b, b * c},
+        {&w->mlp_c_fc_w, f * c},        {&w->mlp_c_fc_b, b * f},
+        {&w->mlp_c_proj_w, c * f},      {&w->mlp_c_proj_b, b * c},
+    };
+    memcpy(t, all, sizeof all);
+    return 12;
+}
+
 size_t block_param_count(int C, int F, bool bias) {
-    size_t c = (size_t)C, f = (size_t)F;
-    size_t weights = 4 * c * c + 2 * c * f + 2 * c;  // + the two LN weights
-    return weights + (bias ? 3 * c + c + 2 * c + f + c : 0);
+    BlockWeights w;
+    Slot t[12];
+    return layout_floats(t, weight_slots(t, &w, C, F, bias));
 }
 
 float *block_weights_point(BlockWeights *w, float *buf, int C, int F,
                            bool bias) {
-    size_t c = (size_t)C, f = (size_t)F;
-    float **views[12] = {&w->ln_1_w, &w->ln_1_b, &w->attn_c_attn_w,
-                         &w->attn_c_attn_b, &w->attn_c_proj_w,
-                         &w->attn_c_proj_b, &w->ln_2_w, &w->ln_2_b,
-                         &w->mlp_c_fc_w, &w->mlp_c_fc_b, &w->mlp_c_proj_w,
-                         &w->mlp_c_proj_b};
-    const size_t sizes[12] = {c, c, 3 * c * c, 3 * c, c * c, c,
-                              c, c, f * c, f, c * f, c};
-    for (int i = 0; i < 12; i++) {
-        bool is_bias = i % 2 == 1;          // every second one, in order
-        *views[i] = is_bias && !bias ? NULL : buf;
-        if (*views[i]) buf += sizes[i];
-    }
-    return buf;
+    Slot t[12];
+    return layout_point(t, weight_slots(t, w, C, F, bias), buf);
 }
 //< block-params
 
-// ---- memory ---------------------------------------------------------------
+// ---- memory -------------------------------------------------------------------
 
 static int check_sizes(int B, int T, int C, int NH, int F, Error *err) {
     if (B < 1 || T < 1 || C < 1 || NH < 1 || F < 1)
@@ -73,15 +242,50 @@ static int check_sizes(int B, int T, int C, int NH, int F, Error *err) {
     return 0;
 }
 
-static int check_fits(int B, int T, int C, int NH, int F, const int *have,
-                      Error *err) {
-    if (B > have[0] || T > have[1] || C != have[2] || NH != have[3]
-        || F != have[4])
+static int check_call(const BlockCache *c, float p, int B, int T, int C,
+                      int NH, int F, Error *err) {
+    if (check_sizes(B, T, C, NH, F, err) != 0) return -1;
+    if (B > c->B || T > c->T || C != c->C || NH != c->NH || F != c->F)
         return error_set(err, "transformer block: B=%d T=%d C=%d NH=%d F=%d "
                          "does not fit the cache, allocated for B<=%d T<=%d "
-                         "C=%d NH=%d F=%d", B, T, C, NH, F, have[0], have[1],
-                         have[2], have[3], have[4]);
+                         "C=%d NH=%d F=%d", B, T, C, NH, F, c->B, c->T, c->C,
+                         c->NH, c->F);
+    if (dropout_check_p(p, "transformer block: dropout p", err) != 0)
+        return -1;
+    if (p > 0.0f && c->shared_masks)
+        return error_set(err, "transformer block: dropout p = %g, but this "
+                         "cache shares its dropout masks with other layers "
+                         "(allocated for a model without dropout)",
+                         (double)p);
     return 0;
+}
+
+// The block's own views (its masks apart: those may be shared).
+static int cache_slots(Slot t[10], BlockCache *c, int B, int T, int C) {
+    size_t btc = (size_t)B * T * C;
+    int n = 0;
+    t[n++] = (Slot){&c->res1, btc};
+    t[n++] = (Slot){&c->res2, btc};
+    n += sublayer_slots(t + n, &c->sa, B, T, C, false);
+    n += sublayer_slots(t + n, &c->ff, B, T, C, false);
+    return n;
+}
+
+static int mask_slots(Slot t[2], BlockCache *c, int B, int T, int C) {
+    size_t btc = (size_t)B * T * C;
+    t[0] = (Slot){&c->sa.mask, btc};
+    t[1] = (Slot){&c->ff.mask, btc};
+    return 2;
+}
+
+size_t block_cache_floats(int B, int T, int C, int NH, int F, bool shares,
+                          bool shares_masks) {
+    BlockCache c;
+    Slot t[10], m[2];
+    size_t own = layout_floats(t, cache_slots(t, &c, B, T, C));
+    if (!shares_masks) own += layout_floats(m, mask_slots(m, &c, B, T, C));
+    return own + mha_cache_floats(B, T, C, NH, shares)
+           + ffn_cache_floats(B, T, C, F);
 }
 
 int block_cache_alloc(BlockCache *c, int B, int T, int C, int NH, int F,
@@ -94,18 +298,9 @@ int block_cache_alloc(BlockCache *c, int B, int T, int C, int NH, int F,
         mha_cache_free(&c->attn);
         return -1;
     }
-    size_t bt = (size_t)B * T, btc = bt * C;
-    c->mem = alloc_floats(4 * btc + 4 * bt);
-    float *p = c->mem;
-    c->ln1 = p, p += btc;
-    c->res1 = p, p += btc;
-    c->ln2 = p, p += btc;
-    c->res2 = p, p += btc;
-    c->attn_mask = c->tmp = alloc_floats(btc);
-    c->ln1_mean = p, p += bt;
-    c->ln1_rstd = p, p += bt;
-    c->ln2_mean = p, p += bt;
-    c->ln2_rstd = p;
+    Slot t[10], m[2];
+    c->mem = layout_alloc(t, cache_slots(t, c, B, T, C));
+    c->masks = layout_alloc(m, mask_slots(m, c, B, T, C));
     c->B = B, c->T = T, c->C = C, c->NH = NH, c->F = F;
     return 0;
 }
@@ -114,19 +309,34 @@ void block_cache_free(BlockCache *c) {
     mha_cache_free(&c->attn);
     ffn_cache_free(&c->mlp);
     free(c->mem);
-    free(c->tmp);
+    free(c->masks);
     memset(c, 0, sizeof *c);
 }
 
 void block_cache_share(BlockCache *c, const BlockCache *owner, bool masks) {
     mha_cache_share(&c->attn, &owner->attn);
     if (!masks) return;
-    assert(owner->tmp);
-    ffn_cache_share_mask(&c->mlp, &owner->mlp);
-    free(c->tmp);
-    c->tmp = NULL;
-    c->attn_mask = owner->attn_mask;
+    assert(owner->masks);
+    free(c->masks);
+    c->masks = NULL;
+    c->sa.mask = owner->sa.mask;
+    c->ff.mask = owner->ff.mask;
     c->shared_masks = true;
+}
+
+static int scratch_slots(Slot t[3], BlockScratch *s, int B, int T, int C) {
+    size_t btc = (size_t)B * T * C;
+    t[0] = (Slot){&s->dres, btc};
+    t[1] = (Slot){&s->dsub, btc};
+    t[2] = (Slot){&s->dy, btc};
+    return 3;
+}
+
+size_t block_scratch_floats(int B, int T, int C, int NH, int F) {
+    BlockScratch s;
+    Slot t[3];
+    return layout_floats(t, scratch_slots(t, &s, B, T, C))
+           + mha_scratch_floats(B, T, C, NH) + ffn_scratch_floats(B, T, C, F);
 }
 
 int block_scratch_alloc(BlockScratch *s, int B, int T, int C, int NH, int F,
@@ -139,11 +349,8 @@ int block_scratch_alloc(BlockScratch *s, int B, int T, int C, int NH, int F,
         mha_scratch_free(&s->attn);
         return -1;
     }
-    size_t btc = (size_t)B * T * C;
-    s->mem = alloc_floats(3 * btc);
-    s->dres = s->mem;
-    s->dsub = s->dres + btc;
-    s->dy = s->dsub + btc;
+    Slot t[3];
+    s->mem = layout_alloc(t, scratch_slots(t, s, B, T, C));
     s->B = B, s->T = T, s->C = C, s->NH = NH, s->F = F;
     return 0;
 }
@@ -155,158 +362,41 @@ void block_scratch_free(BlockScratch *s) {
     memset(s, 0, sizeof *s);
 }
 
-// Everything a forward pass checks before it touches memory.
-static int check_call(const BlockCache *c, float p, int B, int T, int C,
-                      int NH, int F, Error *err) {
-    const int have[5] = {c->B, c->T, c->C, c->NH, c->F};
+// One position of B sequences: the sub-layers' views and res1.
+static int step_slots(Slot t[9], BlockStep *s, int B, int C) {
+    int n = 0;
+    n += sublayer_slots(t + n, &s->sa, B, 1, C, true);
+    n += sublayer_slots(t + n, &s->ff, B, 1, C, true);
+    t[n++] = (Slot){&s->res1, (size_t)B * C};
+    return n;
+}
+
+size_t block_step_floats(int B, int T, int C, int NH, int F) {
+    BlockStep s;
+    Slot t[9];
+    return layout_floats(t, step_slots(t, &s, B, C))
+           + mha_kv_floats(B, T, C, NH) + ffn_cache_floats(B, 1, C, F);
+}
+
+int block_step_alloc(BlockStep *s, int B, int T, int C, int NH, int F,
+                     Error *err) {
+    memset(s, 0, sizeof *s);
     if (check_sizes(B, T, C, NH, F, err) != 0
-        || check_fits(B, T, C, NH, F, have, err) != 0
-        || dropout_check_p(p, "transformer block: dropout p", err) != 0)
+        || mha_kv_alloc(&s->kv, B, T, C, NH, err) != 0)
         return -1;
-    if (p > 0.0f && c->shared_masks)
-        return error_set(err, "transformer block: dropout p = %g, but this "
-                         "cache shares its dropout masks with other layers "
-                         "(allocated for a model without dropout)",
-                         (double)p);
+    if (ffn_cache_alloc(&s->mlp, B, 1, C, F, err) != 0) {
+        mha_kv_free(&s->kv);
+        return -1;
+    }
+    Slot t[9];
+    s->mem = layout_alloc(t, step_slots(t, s, B, C));
+    s->B = B, s->C = C, s->F = F;
     return 0;
 }
 
-// ---- Pre-LN ---------------------------------------------------------------
-
-//> block-forward
-int block_forward(float *out, BlockCache *cache, const float *inp,
-                  const BlockWeights *w, float dropout_p, Rng *rng, int B,
-                  int T, int C, int NH, int F, Error *err) {
-    BlockCache *c = cache;
-    if (check_call(c, dropout_p, B, T, C, NH, F, err) != 0) return -1;
-    assert(out != inp);
-    long n = (long)B * T * C;
-    // x = x + attn(ln_1(x))
-    PROFILE(PROF_NORM, layernorm_forward(c->ln1, c->ln1_mean,
-                                              c->ln1_rstd, inp, w->ln_1_w,
-                                              w->ln_1_b, B, T, C));
-    if (mha_forward(c->res1, &c->attn, c->ln1, w->attn_c_attn_w,
-                    w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
-                    NULL, true, B, T, C, NH, err) != 0)
-        return -1;
-    int rc;
-    PROFILE(PROF_ELEMENTWISE,
-        rc = dropout_forward(c->res1, c->attn_mask, c->res1, dropout_p, rng,
-                             (size_t)n, err);
-        residual_forward(c->res1, inp, c->res1, n));
-    if (rc != 0) return -1;
-    // x = x + mlp(ln_2(x))
-    PROFILE(PROF_NORM, layernorm_forward(c->ln2, c->ln2_mean,
-                                              c->ln2_rstd, c->res1,
-                                              w->ln_2_w, w->ln_2_b, B, T,
-                                              C));
-    if (ffn_forward(out, &c->mlp, c->ln2, w->mlp_c_fc_w, w->mlp_c_fc_b,
-                    w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT,
-                    dropout_p, rng, B, T, C, F, err) != 0)
-        return -1;
-    PROFILE(PROF_ELEMENTWISE, residual_forward(out, c->res1, out, n));
-    c->dropout_p = dropout_p;
-    return 0;
+void block_step_free(BlockStep *s) {
+    mha_kv_free(&s->kv);
+    ffn_cache_free(&s->mlp);
+    free(s->mem);
+    memset(s, 0, sizeof *s);
 }
-//< block-forward
-
-//> block-backward
-void block_backward(float *dinp, const BlockWeights *g,
-                    BlockScratch *scratch, const float *dout,
-                    const BlockCache *cache, const float *inp,
-                    const BlockWeights *w, int B, int T, int C, int NH,
-                    int F) {
-    BlockScratch *s = scratch;
-    const BlockCache *c = cache;
-    size_t n = (size_t)B * T * C, bytes = n * sizeof(float);
-    // out = res1 + mlp(ln_2(res1)): dout reaches res1 directly ...
-    memcpy(s->dres, dout, bytes);
-    // ... and through the mlp and ln_2
-    memset(s->dsub, 0, bytes);
-    ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
-                 g->mlp_c_proj_b, &s->mlp, dout, &c->mlp, c->ln2,
-                 w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
-    PROFILE_BW(PROF_NORM,
-        layernorm_backward(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
-                           w->ln_2_w, c->ln2_mean, c->ln2_rstd, B, T, C));
-    // res1 = inp + dropout(attn(ln_1(inp))): the same again
-    PROFILE_BW(PROF_ELEMENTWISE,
-        memset(s->dsub, 0, bytes);
-        residual_backward(dinp, s->dsub, s->dres, (long)n);
-        memset(s->dy, 0, bytes);
-        dropout_backward(s->dy, s->dsub, c->attn_mask, n));  // mask 1 if p = 0
-    memset(s->dsub, 0, bytes);
-    mha_backward(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
-                 g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,
-                 &c->attn, c->ln1, w->attn_c_attn_w, w->attn_c_proj_w, B, T,
-                 C, NH);
-    PROFILE_BW(PROF_NORM,
-        layernorm_backward(dinp, g->ln_1_w, g->ln_1_b, s->dsub, inp,
-                           w->ln_1_w, c->ln1_mean, c->ln1_rstd, B, T, C));
-}
-//< block-backward
-
-// ---- Post-LN --------------------------------------------------------------
-
-//> postln-forward
-int block_postln_forward(float *out, BlockCache *cache, const float *inp,
-                         const BlockWeights *w, float dropout_p, Rng *rng,
-                         int B, int T, int C, int NH, int F, Error *err) {
-    BlockCache *c = cache;
-    if (check_call(c, dropout_p, B, T, C, NH, F, err) != 0) return -1;
-    long n = (long)B * T * C;
-    // x = ln_1(x + attn(x))
-    if (mha_forward(c->res1, &c->attn, inp, w->attn_c_attn_w,
-                    w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
-                    NULL, true, B, T, C, NH, err) != 0
-        || dropout_forward(c->res1, c->attn_mask, c->res1, dropout_p, rng,
-                           (size_t)n, err) != 0)
-        return -1;
-    residual_forward(c->res1, inp, c->res1, n);
-    layernorm_forward(c->ln1, c->ln1_mean, c->ln1_rstd, c->res1, w->ln_1_w,
-                      w->ln_1_b, B, T, C);
-    // x = ln_2(x + mlp(x))
-    if (ffn_forward(c->res2, &c->mlp, c->ln1, w->mlp_c_fc_w, w->mlp_c_fc_b,
-                    w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT,
-                    dropout_p, rng, B, T, C, F, err) != 0)
-        return -1;
-    residual_forward(c->res2, c->ln1, c->res2, n);
-    layernorm_forward(out, c->ln2_mean, c->ln2_rstd, c->res2, w->ln_2_w,
-                      w->ln_2_b, B, T, C);
-    c->dropout_p = dropout_p;
-    return 0;
-}
-//< postln-forward
-
-//> postln-backward
-void block_postln_backward(float *dinp, const BlockWeights *g,
-                           BlockScratch *scratch, const float *dout,
-                           const BlockCache *cache, const float *inp,
-                           const BlockWeights *w, int B, int T, int C,
-                           int NH, int F) {
-    BlockScratch *s = scratch;
-    const BlockCache *c = cache;
-    size_t n = (size_t)B * T * C, bytes = n * sizeof(float);
-    // out = ln_2(res2): every gradient goes through the norm first
-    memset(s->dres, 0, bytes);
-    layernorm_backward(s->dres, g->ln_2_w, g->ln_2_b, dout, c->res2,
-                       w->ln_2_w, c->ln2_mean, c->ln2_rstd, B, T, C);
-    // res2 = ln1 + mlp(ln1): the skip's share, then the mlp's
-    memcpy(s->dsub, s->dres, bytes);
-    ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
-                 g->mlp_c_proj_b, &s->mlp, s->dres, &c->mlp, c->ln1,
-                 w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
-    // ln1 = ln_1(res1)
-    memset(s->dres, 0, bytes);
-    layernorm_backward(s->dres, g->ln_1_w, g->ln_1_b, s->dsub, c->res1,
-                       w->ln_1_w, c->ln1_mean, c->ln1_rstd, B, T, C);
-    // res1 = inp + dropout(attn(inp))
-    memset(s->dsub, 0, bytes);
-    residual_backward(dinp, s->dsub, s->dres, (long)n);
-    memset(s->dy, 0, bytes);
-    dropout_backward(s->dy, s->dsub, c->attn_mask, n);
-    mha_backward(dinp, g->attn_c_attn_w, g->attn_c_attn_b, g->attn_c_proj_w,
-                 g->attn_c_proj_b, &s->attn, s->dy, &c->attn, inp,
-                 w->attn_c_attn_w, w->attn_c_proj_w, B, T, C, NH);
-}
-//< postln-backward

@@ -63,7 +63,7 @@ void ex_rmsnorm_backward(float *dinp,          // (N, C)
 
 // Exercise 4.4 - the Post-LN block's forward pass, from the building
 // blocks: chapter 2's mha_forward (causal), chapter 3's ffn_forward (exact
-// GELU, dropout 0) and this chapter's layernorm_forward:
+// GELU) and this chapter's layernorm_forward, without dropout:
 //   h   = ln_1(inp + attn(inp))
 //   out = ln_2(h + mlp(h))
 // with the weights of w (NULL biases where the block has none). Sizes are

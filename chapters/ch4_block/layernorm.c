@@ -125,16 +125,3 @@ void rmsnorm_backward(float *dinp, float *dweight, const float *dout,
     }
 }
 //< rmsnorm
-
-//> residual
-void residual_forward(float *out, const float *a, const float *b, long n) {
-    for (long i = 0; i < n; i++) out[i] = a[i] + b[i];
-}
-
-void residual_backward(float *da, float *db, const float *dout, long n) {
-    for (long i = 0; i < n; i++) {     // d(a + b)/da = d(a + b)/db = 1
-        da[i] += dout[i];
-        db[i] += dout[i];
-    }
-}
-//< residual

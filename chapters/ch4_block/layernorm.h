@@ -56,9 +56,4 @@ void rmsnorm_backward(float *dinp,          // (B, T, C)
                       const float *rstd,    // (B, T)
                       int B, int T, int C);
 
-// The residual connection out = a + b, and its backward pass: the
-// gradient reaches both branches unchanged, da += dout and db += dout.
-void residual_forward(float *out, const float *a, const float *b, long n);
-void residual_backward(float *da, float *db, const float *dout, long n);
-
 #endif

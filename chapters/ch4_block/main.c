@@ -75,7 +75,8 @@ static void show_block(uint64_t seed) {
     BlockCache c;
     Error err;
     if (block_cache_alloc(&c, B, T, C, NH, F, &err) != 0
-        || block_forward(out, &c, x, &w, 0.0f, NULL, B, T, C, NH, F, &err))
+        || block_forward(out, &c, x, &w, NULL, true, 0.0f, NULL, B, T, C,
+                         NH, F, &err))
         die("%s", err.msg);
     printf("block       one Pre-LN block, B=%d T=%d C=%d NH=%d F=%d, GPT-2 "
            "init (seed %llu),\n            %zu parameters; the first values "
@@ -84,16 +85,16 @@ static void show_block(uint64_t seed) {
            "0..2):\n", B, T, C, NH, F,
            (unsigned long long)seed, block_param_count(C, F, true));
     show_tensor("inp", "(2,4,8)", "residual stream, N(0,1)", x);
-    show_tensor("ln_1", "(2,4,8)", "LN(inp): mean 0, var 1", c.ln1);
+    show_tensor("ln_1", "(2,4,8)", "LN(inp): mean 0, var 1", c.sa.norm);
     show_tensor("ln_1 rstd", "(2,4)", "1/sqrt(var+eps) per token",
-                c.ln1_rstd);
+                c.sa.rstd);
     show_tensor("c_attn", "(2,4,24)", "[q k v] = ln_1 c_attn_w^T",
                 c.attn.qkv);
     show_tensor("att[3,:]", "(2,2,4,4)", "softmax(q k^T / sqrt(HS))",
                 c.attn.att + 3 * T);
     show_tensor("heads", "(2,4,8)", "att v, heads side by side", c.attn.y);
     show_tensor("res1", "(2,4,8)", "inp + c_proj(heads)", c.res1);
-    show_tensor("ln_2", "(2,4,8)", "LayerNorm(res1)", c.ln2);
+    show_tensor("ln_2", "(2,4,8)", "LayerNorm(res1)", c.ff.norm);
     show_tensor("c_fc", "(2,4,32)", "h = ln_2 c_fc_w^T + c_fc_b",
                 c.mlp.h);
     show_tensor("gelu", "(2,4,32)", "GELU(h)", c.mlp.a);
@@ -175,10 +176,10 @@ static int stack_grad(Stack *s, const float *x, const float *r) {
     for (int l = 0; l < L; l++) {
         float *in = s->acts + l * btc, *out = in + btc;
         int rc = s->post
-            ? block_postln_forward(out, &s->cache[l], in, &s->w[l], 0.0f,
-                                   NULL, B, T, C, NH, F, &err)
-            : block_forward(out, &s->cache[l], in, &s->w[l], 0.0f, NULL, B,
-                            T, C, NH, F, &err);
+            ? block_postln_forward(out, &s->cache[l], in, &s->w[l], NULL,
+                                   true, 0.0f, NULL, B, T, C, NH, F, &err)
+            : block_forward(out, &s->cache[l], in, &s->w[l], NULL, true,
+                            0.0f, NULL, B, T, C, NH, F, &err);
         if (rc != 0) die("%s", err.msg);
     }
     memset(s->grads, 0, L * s->per * sizeof *s->grads);

@@ -1,11 +1,11 @@
 #include "generate.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "activation.h"
+#include "embedding.h"
 #include "layernorm.h"
+#include "layout.h"
 #include "linear.h"
 #include "mem.h"
 #include "timer.h"
@@ -15,137 +15,91 @@
 // Everything one generation needs, allocated once before the first token.
 typedef struct {
     const Gpt *m;
-    int len;             // positions held in the cache
-    float *k, *v;        // (L, NH, block_size, HS) keys and values
-    float *x, *h, *qkv, *y, *att, *tmp, *hid;  // one position's
-                                               // activations
+    int len;             // positions held in the caches
+    BlockStep *layers;   // n_layer: each layer's keys and values, and
+                         // one position's work space (chapter 4)
+    float *x, *y;        // (C,) the stream entering and leaving a layer
+    float *h;            // (C,) ln_f's output
+    float *mean, *rstd;  // (1,) its statistics
     float *logits;       // (V,)
-    GptActs acts;        // the full stack, for (re)filling the cache
+    float *mem;
+    GptActs acts;        // the full stack, for (re)filling the caches
 } Decoder;
-
-static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
-    const GptConfig *c = &m->cfg;
-    int C = c->n_embd, T = c->block_size;
-    memset(d, 0, sizeof *d);
-    d->m = m;
-    if (gpt_acts_alloc(&d->acts, c, 1, T, err) != 0) return -1;
-    size_t kv = (size_t)c->n_layer * T * C;
-    d->k = alloc_floats(2 * kv);
-    d->v = d->k + kv;
-    d->x = alloc_floats(11 * (size_t)C + T + c->vocab_size);
-    d->h = d->x + C;
-    d->qkv = d->h + C;         // 3C
-    d->y = d->qkv + 3 * C;
-    d->tmp = d->y + C;
-    d->att = d->tmp + C;       // T
-    d->logits = d->att + T;    // V
-    d->hid = d->logits + c->vocab_size;  // 4C
-    return 0;
-}
-
-static void decoder_free(Decoder *d) {
-    gpt_acts_free(&d->acts, &d->m->cfg);
-    free(d->k);
-    free(d->x);
-    memset(d, 0, sizeof *d);
-}
-
-// Where layer l, head hd, position t of the cache starts.
-static size_t kv_at(const GptConfig *c, int l, int hd, int t) {
-    int HS = c->n_embd / c->n_head;
-    return (((size_t)l * c->n_head + hd) * c->block_size + t) * HS;
-}
 
 //> kv-fill
 // Runs the window (n ids, positions 0 .. n-1) through the full stack, as
-// gpt_forward_last, and keeps every layer's keys and values: the cache
-// then holds n positions and d->logits predicts the token after them.
+// gpt_forward_last, and keeps every layer's keys and values: the caches
+// then hold n positions and d->logits predicts the token after them.
 static int decoder_fill(Decoder *d, const int *ids, int n, Error *err) {
     const GptConfig *c = &d->m->cfg;
-    int HS = c->n_embd / c->n_head;
     if (gpt_forward_last(d->m, &d->acts, ids, n, d->logits, err) != 0)
         return -1;
-    for (int l = 0; l < c->n_layer; l++) {
-        const MhaCache *a = &d->acts.blocks[l].attn;  // (1, NH, n, HS)
-        for (int hd = 0; hd < c->n_head; hd++) {
-            size_t from = (size_t)hd * n * HS, count = (size_t)n * HS;
-            memcpy(d->k + kv_at(c, l, hd, 0), a->k + from,
-                   count * sizeof(float));
-            memcpy(d->v + kv_at(c, l, hd, 0), a->v + from,
-                   count * sizeof(float));
-        }
-    }
+    for (int l = 0; l < c->n_layer; l++)
+        if (mha_kv_fill(&d->layers[l].kv, &d->acts.blocks[l].attn, 1, n,
+                        err) != 0)
+            return -1;
     d->len = n;
     return 0;
 }
 //< kv-fill
 
 //> kv-step
-// One new token at the next position: through every layer on its own,
-// its query attending over the cached keys and its own. Fills d->logits.
-static void decoder_step(Decoder *d, int id) {
+// One new token at the next position, through every layer on its own
+// (chapter 4's block_step: its query attends over the cached keys and
+// its own, and its key and value join the cache). Fills d->logits.
+static int decoder_step(Decoder *d, int id, Error *err) {
     const Gpt *m = d->m;
     const GptConfig *c = &m->cfg;
-    int C = c->n_embd, NH = c->n_head, HS = C / NH, t = d->len;
+    int C = c->n_embd, t = d->len;
     const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
-    for (int i = 0; i < C; i++)
-        d->x[i] = m->w.wte[(size_t)id * C + i] + pos[(size_t)t * C + i];
-    const float scale = 1.0f / sqrtf((float)HS);
+    embedding_forward(d->x, &id, m->w.wte, pos + (size_t)t * C, 1, 1, C);
     for (int l = 0; l < c->n_layer; l++) {
-        const BlockWeights *w = &m->w.h[l];
-        float mean, rstd;
-        layernorm_forward(d->h, &mean, &rstd, d->x, w->ln_1_w, w->ln_1_b,
-                          1, 1, C);
-        linear_forward(d->qkv, d->h, w->attn_c_attn_w, w->attn_c_attn_b, 1,
-                       C, 3 * C);
-        for (int hd = 0; hd < NH; hd++) {
-            const float *q = d->qkv + hd * HS;
-            float *K = d->k + kv_at(c, l, hd, 0);
-            float *Vv = d->v + kv_at(c, l, hd, 0);
-            // append this position's key and value to the cache
-            memcpy(K + (size_t)t * HS, d->qkv + C + hd * HS,
-                   HS * sizeof(float));
-            memcpy(Vv + (size_t)t * HS, d->qkv + 2 * C + hd * HS,
-                   HS * sizeof(float));
-            // scores s = 0 .. t: K (t+1, HS) times q, scaled; the causal
-            // mask is simply that the cache holds nothing later
-            linear_forward(d->att, q, K, NULL, 1, HS, t + 1);  // K q
-            for (int s = 0; s <= t; s++) d->att[s] *= scale;
-            float mx = d->att[0];
-            for (int s = 1; s <= t; s++)
-                mx = d->att[s] > mx ? d->att[s] : mx;
-            float sum = 0;
-            for (int s = 0; s <= t; s++)
-                sum += d->att[s] = expf(d->att[s] - mx);
-            // the head's output: the weights times V (t+1, HS)
-            float *yh = d->y + hd * HS;
-            for (int i = 0; i < HS; i++) yh[i] = 0;
-            for (int s = 0; s <= t; s++) {
-                float a = d->att[s] / sum;
-                const float *vs = Vv + (size_t)s * HS;
-                for (int i = 0; i < HS; i++) yh[i] += a * vs[i];
-            }
-        }
-        linear_forward(d->tmp, d->y, w->attn_c_proj_w, w->attn_c_proj_b, 1,
-                       C, C);
-        for (int i = 0; i < C; i++) d->x[i] += d->tmp[i];
-        layernorm_forward(d->h, &mean, &rstd, d->x, w->ln_2_w, w->ln_2_b,
-                          1, 1, C);
-        // the MLP: C -> 4C, GELU, 4C -> C
-        linear_forward(d->hid, d->h, w->mlp_c_fc_w, w->mlp_c_fc_b, 1, C,
-                       c->n_ffn);
-        gelu_forward(d->hid, d->hid, GELU_EXACT, (size_t)c->n_ffn);
-        linear_forward(d->tmp, d->hid, w->mlp_c_proj_w, w->mlp_c_proj_b, 1,
-                       c->n_ffn, C);
-        for (int i = 0; i < C; i++) d->x[i] += d->tmp[i];
+        if (block_step(d->y, &d->layers[l], d->x, &m->w.h[l], NULL, 1, C,
+                       c->n_head, c->n_ffn, err) != 0)
+            return -1;
+        float *next = d->y;
+        d->y = d->x, d->x = next;
     }
-    float mean, rstd;
-    layernorm_forward(d->h, &mean, &rstd, d->x, m->w.ln_f_w, m->w.ln_f_b,
-                      1, 1, C);
+    layernorm_forward(d->h, d->mean, d->rstd, d->x, m->w.ln_f_w,
+                      m->w.ln_f_b, 1, 1, C);
     linear_forward(d->logits, d->h, m->w.wte, NULL, 1, C, c->vocab_size);
     d->len = t + 1;
+    return 0;
 }
 //< kv-step
+
+static void decoder_free(Decoder *d) {
+    if (d->layers)
+        for (int l = 0; l < d->m->cfg.n_layer; l++)
+            block_step_free(&d->layers[l]);
+    free(d->layers);
+    free(d->mem);
+    gpt_acts_free(&d->acts, &d->m->cfg);
+    memset(d, 0, sizeof *d);
+}
+
+static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
+    const GptConfig *c = &m->cfg;
+    size_t C = (size_t)c->n_embd;
+    memset(d, 0, sizeof *d);
+    d->m = m;
+    d->layers = xcalloc((size_t)c->n_layer, sizeof *d->layers);
+    for (int l = 0; l < c->n_layer; l++)
+        if (block_step_alloc(&d->layers[l], 1, c->block_size, c->n_embd,
+                             c->n_head, c->n_ffn, err) != 0) {
+            decoder_free(d);
+            return -1;
+        }
+    Slot t[] = {{&d->x, C},    {&d->y, C},    {&d->h, C},
+                {&d->mean, 1}, {&d->rstd, 1}, {&d->logits,
+                                               (size_t)c->vocab_size}};
+    d->mem = layout_alloc(t, SLOTS(t));
+    if (gpt_acts_alloc(&d->acts, c, 1, c->block_size, err) != 0) {
+        decoder_free(d);
+        return -1;
+    }
+    return 0;
+}
 
 // ---- the loop ------------------------------------------------------------------------
 
@@ -194,7 +148,8 @@ int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
             cached = start;
             st.prefills++;
         } else {
-            decoder_step(&d, out[n - 1]);  // the newest token only
+            if (decoder_step(&d, out[n - 1], err) != 0)  // the newest only
+                goto fail;
         }
         int next = sample_next(d.logits, &o->sample, &s, &rng);
         out[n++] = next;

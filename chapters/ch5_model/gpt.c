@@ -10,10 +10,173 @@
 #include "dropout.h"
 #include "embedding.h"
 #include "layernorm.h"
+#include "layout.h"
 #include "linear.h"
 #include "mem.h"
 #include "positional.h"
 #include "profile.h"
+
+// Every check of a batch before the forward pass (with the memory, below).
+static int check_batch(const Gpt *m, const GptActs *a, const int *idx,
+                       const int *targets, int B, int T, Error *err);
+
+// ---- forward ---------------------------------------------------------------------
+
+// Embeddings and the blocks; returns the stream after the last block.
+static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
+                                  int B, int T, float p, Rng *rng,
+                                  Error *err) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd, NH = c->n_head, F = c->n_ffn;
+    size_t btc = (size_t)B * T * C;
+    const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
+    PROFILE(PROF_EMBED, embedding_forward(a->x0, idx, m->w.wte, pos, B, T, C));
+    int rc;
+    PROFILE(PROF_ELEMENTWISE,
+            rc = dropout_forward(a->x0, a->emb_mask, a->x0, p, rng, btc, err));
+    if (rc != 0) return NULL;
+    const float *x = a->x0;
+    for (int l = 0; l < c->n_layer; l++) {
+        float *out = a->res + l * btc;
+        if (block_forward(out, &a->blocks[l], x, &m->w.h[l], NULL, true, p,
+                          rng, B, T, C, NH, F, err) != 0)
+            return NULL;
+        x = out;
+    }
+    a->cur_B = B, a->cur_T = T, a->dropout_p = p;
+    return x;
+}
+
+//> gpt-forward
+int gpt_forward(const Gpt *m, GptActs *a, const int *idx,
+                const int *targets, int B, int T, bool train, Rng *rng,
+                float *loss, Error *err) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd, V = c->vocab_size;
+    if (check_batch(m, a, idx, targets, B, T, err) != 0) return -1;
+    float p = train ? c->dropout : 0.0f;
+    const float *x = stack_forward(m, a, idx, B, T, p, rng, err);
+    if (!x) return -1;
+    PROFILE(PROF_NORM, layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd,
+                                         x, m->w.ln_f_w, m->w.ln_f_b, B, T,
+                                         C));
+    // The head is the embedding matrix: logits = lnf @ wte^T.
+    PROFILE(PROF_MATMUL, linear_forward(a->logits, a->lnf, m->w.wte, NULL,
+                                        B * T, C, V));
+    a->n_targets = 0;
+    if (targets) {
+        float l;
+        PROFILE(PROF_LOSS, l = crossentropy_forward(a->logits, targets,
+                                                    B * T, V,
+                                                    &a->n_targets));
+        if (loss) *loss = l;
+    }
+    return 0;
+}
+//< gpt-forward
+
+int gpt_forward_last(const Gpt *m, GptActs *a, const int *idx, int T,
+                     float *logits, Error *err) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd;
+    if (check_batch(m, a, idx, NULL, 1, T, err) != 0) return -1;
+    const float *x = stack_forward(m, a, idx, 1, T, 0.0f, NULL, err);
+    if (!x) return -1;
+    // Only the last position predicts the next token: normalise and
+    // project that one row, not all T.
+    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd,
+                      x + (size_t)(T - 1) * C, m->w.ln_f_w, m->w.ln_f_b, 1,
+                      1, C);
+    linear_forward(logits, a->lnf, m->w.wte, NULL, 1, C, c->vocab_size);
+    return 0;
+}
+
+// ---- backward ----------------------------------------------------------------------
+
+//> gpt-backward
+void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
+    const GptConfig *c = &m->cfg;
+    int B = a->cur_B, T = a->cur_T, C = c->n_embd, V = c->vocab_size;
+    int NH = c->n_head, F = c->n_ffn, L = c->n_layer;
+    size_t btc = (size_t)B * T * C;
+    if (a->n_targets == 0) return;   // nothing to learn from
+    // loss -> logits: softmax minus one-hot, divided by the count
+    PROFILE_BW(PROF_LOSS, crossentropy_backward(a->dlogits, a->logits,
+                                                targets, B * T, V,
+                                                1.0f / a->n_targets));
+    // logits = lnf @ wte^T: the head's share of wte's gradient, and dlnf
+    float *dlnf = a->dx2;
+    memset(dlnf, 0, btc * sizeof *dlnf);
+    PROFILE_BW(PROF_MATMUL, linear_backward(dlnf, m->g.wte, NULL, a->dlogits,
+                                            a->lnf, m->w.wte, B * T, C, V));
+    // ln_f, then the blocks from the top down; dx is the gradient of the
+    // stream entering the layer being worked on.
+    const float *top = L > 0 ? a->res + (size_t)(L - 1) * btc : a->x0;
+    float *dx = a->dx;
+    memset(dx, 0, btc * sizeof *dx);
+    PROFILE_BW(PROF_NORM, layernorm_backward(dx, m->g.ln_f_w, m->g.ln_f_b,
+                                             dlnf, top, m->w.ln_f_w,
+                                             a->lnf_mean, a->lnf_rstd, B, T,
+                                             C));
+    float *dprev = a->dx2;
+    for (int l = L - 1; l >= 0; l--) {
+        const float *inp = l > 0 ? a->res + (size_t)(l - 1) * btc : a->x0;
+        memset(dprev, 0, btc * sizeof *dprev);
+        block_backward(dprev, &m->g.h[l], &a->scratch, dx, &a->blocks[l],
+                       inp, &m->w.h[l], B, T, C, NH, F);
+        float *t = dx;
+        dx = dprev, dprev = t;
+    }
+    // the embedding dropout, then the embedding: the second share of wte
+    if (a->dropout_p > 0) {
+        memset(dprev, 0, btc * sizeof *dprev);
+        PROFILE_BW(PROF_ELEMENTWISE,
+                   dropout_backward(dprev, dx, a->emb_mask, btc));
+        dx = dprev;
+    }
+    PROFILE_BW(PROF_EMBED, embedding_backward(m->g.wte, m->g.wpe, dx, idx, B,
+                                              T, C));
+}
+//< gpt-backward
+
+// ---- scoring a text ------------------------------------------------------------------
+
+//> score
+// The mean next-character loss over the text's non-overlapping windows:
+// x = ids[i .. i+T-1], y = ids[i+1 .. i+T] for i = 0, T, 2T, ... while
+// i + T + 1 <= n, with T = block_size.
+int gpt_score(const Gpt *m, const int *ids, size_t n, double *loss,
+              Error *err) {
+    int T = m->cfg.block_size;
+    if (n < (size_t)T + 1)
+        return error_set(err, "scoring: the text has %zu characters; "
+                         "scoring needs at least block_size + 1 = %d", n,
+                         T + 1);
+    size_t windows = (n - 1) / T;
+    enum { BATCH = 16 };
+    int B = windows < BATCH ? (int)windows : BATCH;
+    GptActs a;
+    if (gpt_acts_alloc(&a, &m->cfg, B, T, err) != 0) return -1;
+    int *y = xmalloc((size_t)B * T * sizeof *y);
+    double total = 0;
+    for (size_t w = 0; w < windows; w += (size_t)B) {
+        int b = windows - w < (size_t)B ? (int)(windows - w) : B;
+        const int *x = ids + w * T;      // b windows, back to back
+        for (long i = 0; i < (long)b * T; i++) y[i] = x[i + 1];
+        float l;
+        if (gpt_forward(m, &a, x, y, b, T, false, NULL, &l, err) != 0) {
+            free(y);
+            gpt_acts_free(&a, &m->cfg);
+            return -1;
+        }
+        total += (double)l * b;          // every window has T targets
+    }
+    *loss = total / (double)windows;
+    free(y);
+    gpt_acts_free(&a, &m->cfg);
+    return 0;
+}
+//< score
 
 // ---- the configuration --------------------------------------------------------
 
@@ -87,17 +250,16 @@ size_t gpt_param_count(const GptConfig *cfg) {
 // Points the views of w into buf, in nanoGPT's state_dict order, and
 // returns the end of the last one.
 static float *weights_point(GptWeights *w, float *buf, const GptConfig *c) {
-    int C = c->n_embd;
-    w->wte = buf, buf += (size_t)c->vocab_size * C;
-    w->wpe = NULL;
-    if (c->positional == POS_LEARNED)
-        w->wpe = buf, buf += (size_t)c->block_size * C;
+    size_t C = (size_t)c->n_embd, bias = c->bias ? 1 : 0;
+    size_t wpe = c->positional == POS_LEARNED ? (size_t)c->block_size * C : 0;
+    const Slot head[2] = {{&w->wte, (size_t)c->vocab_size * C},
+                          {&w->wpe, wpe}};
+    buf = layout_point(head, 2, buf);
     for (int l = 0; l < c->n_layer; l++)
-        buf = block_weights_point(&w->h[l], buf, C, c->n_ffn, c->bias);
-    w->ln_f_w = buf, buf += C;
-    w->ln_f_b = NULL;
-    if (c->bias) w->ln_f_b = buf, buf += C;
-    return buf;
+        buf = block_weights_point(&w->h[l], buf, c->n_embd, c->n_ffn,
+                                  c->bias);
+    const Slot tail[2] = {{&w->ln_f_w, C}, {&w->ln_f_b, bias * C}};
+    return layout_point(tail, 2, buf);
 }
 
 static void add_tensor(Gpt *m, const char *name, const float *data, int ndim,
@@ -207,6 +369,36 @@ void gpt_init(Gpt *m, Rng *rng) {
 
 // ---- activations ------------------------------------------------------------------
 
+// The model's own activation views for B x T tokens (the blocks' apart).
+static int acts_slots(Slot t[10], GptActs *a, const GptConfig *c, int B,
+                      int T) {
+    size_t bt = (size_t)B * T, btc = bt * c->n_embd;
+    size_t btv = bt * c->vocab_size, L = (size_t)c->n_layer;
+    const Slot all[10] = {
+        {&a->x0, btc},       {&a->emb_mask, btc}, {&a->res, L * btc},
+        {&a->lnf, btc},      {&a->dx, btc},       {&a->dx2, btc},
+        {&a->lnf_mean, bt},  {&a->lnf_rstd, bt},  {&a->logits, btv},
+        {&a->dlogits, btv},
+    };
+    memcpy(t, all, sizeof all);
+    return 10;
+}
+
+// Layers run one after another: what a layer needs only during its
+// forward pass (and, without dropout, the all-ones masks) is layer 0's.
+static bool shares_masks(const GptConfig *c) { return c->dropout == 0; }
+
+size_t gpt_acts_floats(const GptConfig *c, int B, int T) {
+    GptActs a;
+    Slot t[10];
+    int C = c->n_embd, NH = c->n_head, F = c->n_ffn;
+    size_t n = layout_floats(t, acts_slots(t, &a, c, B, T));
+    n += block_cache_floats(B, T, C, NH, F, false, false);    // layer 0
+    n += (size_t)(c->n_layer > 1 ? c->n_layer - 1 : 0)
+         * block_cache_floats(B, T, C, NH, F, true, shares_masks(c));
+    return n + block_scratch_floats(B, T, C, NH, F);
+}
+
 int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
                    Error *err) {
     memset(a, 0, sizeof *a);
@@ -214,50 +406,23 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
     if (B < 1 || T < 1 || T > cfg->block_size)
         return error_set(err, "model: cannot hold B=%d sequences of T=%d "
                          "tokens (block_size %d)", B, T, cfg->block_size);
-    int C = cfg->n_embd, L = cfg->n_layer, V = cfg->vocab_size;
+    int C = cfg->n_embd, L = cfg->n_layer, NH = cfg->n_head, F = cfg->n_ffn;
     a->blocks = xcalloc((size_t)L, sizeof *a->blocks);
     for (int l = 0; l < L; l++)
-        if (block_cache_alloc(&a->blocks[l], B, T, C, cfg->n_head, cfg->n_ffn,
-                              err) != 0) {
+        if (block_cache_alloc(&a->blocks[l], B, T, C, NH, F, err) != 0) {
             gpt_acts_free(a, cfg);
             return -1;
         }
-    // Layers run one after another: what a layer needs only during its
-    // forward pass (and, without dropout, the all-ones masks) is layer 0's.
     for (int l = 1; l < L; l++)
-        block_cache_share(&a->blocks[l], &a->blocks[0], cfg->dropout == 0);
-    if (block_scratch_alloc(&a->scratch, B, T, C, cfg->n_head, cfg->n_ffn,
-                            err) != 0) {
+        block_cache_share(&a->blocks[l], &a->blocks[0], shares_masks(cfg));
+    if (block_scratch_alloc(&a->scratch, B, T, C, NH, F, err) != 0) {
         gpt_acts_free(a, cfg);
         return -1;
     }
-    size_t bt = (size_t)B * T, btc = bt * C, btv = bt * V;
-    a->mem = alloc_floats((5 + (size_t)L) * btc + 2 * bt + 2 * btv);
-    float *p = a->mem;
-    a->x0 = p, p += btc;
-    a->emb_mask = p, p += btc;
-    a->res = p, p += (size_t)L * btc;
-    a->lnf = p, p += btc;
-    a->dx = p, p += btc;
-    a->dx2 = p, p += btc;
-    a->lnf_mean = p, p += bt;
-    a->lnf_rstd = p, p += bt;
-    a->logits = p, p += btv;
-    a->dlogits = p;
+    Slot t[10];
+    a->mem = layout_alloc(t, acts_slots(t, a, cfg, B, T));
     a->B = B, a->T = T;
     return 0;
-}
-
-size_t gpt_acts_floats(const GptConfig *c, int B, int T) {
-    // (for now the layout of gpt_acts_alloc written out by hand)
-    double bt = (double)B * T, btc = bt * c->n_embd, L = c->n_layer;
-    double btf = bt * c->n_ffn;
-    double att = (double)B * c->n_head * T * T;
-    double masks = 2 * btc * (c->dropout > 0 ? L : 1);
-    double layer = 11 * btc + 2 * btf + 4 * bt + att;
-    double scratch = 12 * btc + 2 * btf + att;
-    double model = (5 + L) * btc + 2 * bt + 2 * bt * c->vocab_size;
-    return (size_t)(L * layer + masks + 4 * btc + scratch + model);
 }
 
 void gpt_acts_free(GptActs *a, const GptConfig *cfg) {
@@ -269,8 +434,6 @@ void gpt_acts_free(GptActs *a, const GptConfig *cfg) {
     free(a->mem);
     memset(a, 0, sizeof *a);
 }
-
-// ---- forward ---------------------------------------------------------------------
 
 static int check_batch(const Gpt *m, const GptActs *a, const int *idx,
                        const int *targets, int B, int T, Error *err) {
@@ -294,156 +457,3 @@ static int check_batch(const Gpt *m, const GptActs *a, const int *idx,
     return 0;
 }
 
-// Embeddings and the blocks; returns the stream after the last block.
-static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
-                                  int B, int T, float p, Rng *rng,
-                                  Error *err) {
-    const GptConfig *c = &m->cfg;
-    int C = c->n_embd, NH = c->n_head, F = c->n_ffn;
-    size_t btc = (size_t)B * T * C;
-    const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
-    int rc;
-    PROFILE(PROF_EMBED,
-        embedding_forward(a->x0, idx, m->w.wte, pos, B, T, C);
-        rc = dropout_forward(a->x0, a->emb_mask, a->x0, p, rng, btc, err));
-    if (rc != 0) return NULL;
-    const float *x = a->x0;
-    for (int l = 0; l < c->n_layer; l++) {
-        float *out = a->res + l * btc;
-        if (block_forward(out, &a->blocks[l], x, &m->w.h[l], p, rng, B, T,
-                          C, NH, F, err) != 0)
-            return NULL;
-        x = out;
-    }
-    a->cur_B = B, a->cur_T = T, a->dropout_p = p;
-    return x;
-}
-
-//> gpt-forward
-int gpt_forward(const Gpt *m, GptActs *a, const int *idx,
-                const int *targets, int B, int T, bool train, Rng *rng,
-                float *loss, Error *err) {
-    const GptConfig *c = &m->cfg;
-    int C = c->n_embd, V = c->vocab_size;
-    if (check_batch(m, a, idx, targets, B, T, err) != 0) return -1;
-    float p = train ? c->dropout : 0.0f;
-    const float *x = stack_forward(m, a, idx, B, T, p, rng, err);
-    if (!x) return -1;
-    PROFILE(PROF_NORM, layernorm_forward(a->lnf, a->lnf_mean,
-                                              a->lnf_rstd, x, m->w.ln_f_w,
-                                              m->w.ln_f_b, B, T, C));
-    // The head is the embedding matrix: logits = lnf @ wte^T.
-    PROFILE(PROF_MATMUL, linear_forward(a->logits, a->lnf, m->w.wte, NULL,
-                                      B * T, C, V));
-    a->n_targets = 0;
-    if (targets) {
-        float l;
-        PROFILE(PROF_LOSS, l = crossentropy_forward(a->logits, targets,
-                                                    B * T, V,
-                                                    &a->n_targets));
-        if (loss) *loss = l;
-    }
-    return 0;
-}
-//< gpt-forward
-
-int gpt_forward_last(const Gpt *m, GptActs *a, const int *idx, int T,
-                     float *logits, Error *err) {
-    const GptConfig *c = &m->cfg;
-    int C = c->n_embd;
-    if (check_batch(m, a, idx, NULL, 1, T, err) != 0) return -1;
-    const float *x = stack_forward(m, a, idx, 1, T, 0.0f, NULL, err);
-    if (!x) return -1;
-    // Only the last position predicts the next token: normalise and
-    // project that one row, not all T.
-    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd,
-                      x + (size_t)(T - 1) * C, m->w.ln_f_w, m->w.ln_f_b, 1,
-                      1, C);
-    linear_forward(logits, a->lnf, m->w.wte, NULL, 1, C, c->vocab_size);
-    return 0;
-}
-
-// ---- scoring a text ------------------------------------------------------------------
-
-//> score
-// The mean next-character loss over the text's non-overlapping windows:
-// x = ids[i .. i+T-1], y = ids[i+1 .. i+T] for i = 0, T, 2T, ... while
-// i + T + 1 <= n, with T = block_size.
-int gpt_score(const Gpt *m, const int *ids, size_t n, double *loss,
-              Error *err) {
-    int T = m->cfg.block_size;
-    if (n < (size_t)T + 1)
-        return error_set(err, "scoring: the text has %zu characters; "
-                         "scoring needs at least block_size + 1 = %d", n,
-                         T + 1);
-    size_t windows = (n - 1) / T;
-    enum { BATCH = 16 };
-    int B = windows < BATCH ? (int)windows : BATCH;
-    GptActs a;
-    if (gpt_acts_alloc(&a, &m->cfg, B, T, err) != 0) return -1;
-    int *y = xmalloc((size_t)B * T * sizeof *y);
-    double total = 0;
-    for (size_t w = 0; w < windows; w += (size_t)B) {
-        int b = windows - w < (size_t)B ? (int)(windows - w) : B;
-        const int *x = ids + w * T;      // b windows, back to back
-        for (long i = 0; i < (long)b * T; i++) y[i] = x[i + 1];
-        float l;
-        if (gpt_forward(m, &a, x, y, b, T, false, NULL, &l, err) != 0) {
-            free(y);
-            gpt_acts_free(&a, &m->cfg);
-            return -1;
-        }
-        total += (double)l * b;          // every window has T targets
-    }
-    *loss = total / (double)windows;
-    free(y);
-    gpt_acts_free(&a, &m->cfg);
-    return 0;
-}
-//< score
-
-// ---- backward ----------------------------------------------------------------------
-
-//> gpt-backward
-void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
-    const GptConfig *c = &m->cfg;
-    int B = a->cur_B, T = a->cur_T, C = c->n_embd, V = c->vocab_size;
-    int NH = c->n_head, F = c->n_ffn, L = c->n_layer;
-    size_t btc = (size_t)B * T * C;
-    if (a->n_targets == 0) return;   // nothing to learn from
-    // loss -> logits: softmax minus one-hot, divided by the count
-    PROFILE_BW(PROF_LOSS, crossentropy_backward(a->dlogits, a->logits, targets,
-                                             B * T, V, 1.0f / a->n_targets));
-    // logits = lnf @ wte^T: the head's share of wte's gradient, and dlnf
-    float *dlnf = a->dx2;
-    PROFILE_BW(PROF_MATMUL,
-        memset(dlnf, 0, btc * sizeof *dlnf);
-        linear_backward(dlnf, m->g.wte, NULL, a->dlogits, a->lnf, m->w.wte,
-                        B * T, C, V));
-    // ln_f, then the blocks from the top down; dx is the gradient of the
-    // stream entering the layer being worked on.
-    const float *top = L > 0 ? a->res + (size_t)(L - 1) * btc : a->x0;
-    float *dx = a->dx;
-    PROFILE_BW(PROF_NORM,
-        memset(dx, 0, btc * sizeof *dx);
-        layernorm_backward(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top,
-                           m->w.ln_f_w, a->lnf_mean, a->lnf_rstd, B, T, C));
-    float *dprev = a->dx2;
-    for (int l = L - 1; l >= 0; l--) {
-        const float *inp = l > 0 ? a->res + (size_t)(l - 1) * btc : a->x0;
-        memset(dprev, 0, btc * sizeof *dprev);
-        block_backward(dprev, &m->g.h[l], &a->scratch, dx, &a->blocks[l],
-                       inp, &m->w.h[l], B, T, C, NH, F);
-        float *t = dx;
-        dx = dprev, dprev = t;
-    }
-    // the embedding dropout, then the embedding: the second share of wte
-    PROFILE_BW(PROF_EMBED,
-        if (a->dropout_p > 0) {
-            memset(dprev, 0, btc * sizeof *dprev);
-            dropout_backward(dprev, dx, a->emb_mask, btc);
-            dx = dprev;
-        }
-        embedding_backward(m->g.wte, m->g.wpe, dx, idx, B, T, C));
-}
-//< gpt-backward

@@ -26,7 +26,7 @@ void ex_postln_block_forward(float *out, const float *inp,
     layernorm_forward(h, mean, rstd, s, w->ln_1_w, w->ln_1_b, B, T, C);
     // out = ln_2(h + mlp(h))
     ffn_forward(s, &fc, h, w->mlp_c_fc_w, w->mlp_c_fc_b, w->mlp_c_proj_w,
-                w->mlp_c_proj_b, GELU_EXACT, 0.0f, NULL, B, T, C, F, NULL);
+                w->mlp_c_proj_b, GELU_EXACT, B, T, C, F, NULL);
     for (size_t i = 0; i < n; i++) s[i] += h[i];
     layernorm_forward(out, mean, rstd, s, w->ln_2_w, w->ln_2_b, B, T, C);
     mha_cache_free(&ac);

@@ -313,6 +313,8 @@ static const FfnCase FFN_CASES[] = {
 typedef struct {
     FfnCase c;
     float *x, *wfc, *bfc, *wproj, *bproj, *out, *w;
+    float *mask, *dy;  // dropout on out, as a block applies it; dL/d(out
+                       // before dropout)
     FfnCache cache;
 } FfnProblem;
 
@@ -321,7 +323,10 @@ static void ffn_alloc(FfnProblem *p) {
     Error err;
     ck_assert_msg(ffn_cache_alloc(&p->cache, c->B, c->T, c->C, c->F, &err)
                   == 0, "%s", err.msg);
-    p->out = alloc_floats((size_t)c->B * c->T * c->C);
+    size_t btc = (size_t)c->B * c->T * c->C;
+    p->out = alloc_floats(btc);
+    p->mask = alloc_floats(btc);
+    p->dy = alloc_floats(btc);
 }
 
 static FfnProblem ffn_from_fixture(const Fixture *f, const FfnCase *c) {
@@ -373,21 +378,27 @@ static void ffn_free(FfnProblem *p) {
     free(p->bproj);
     free(p->out);
     free(p->w);
+    free(p->mask);
+    free(p->dy);
     ffn_cache_free(&p->cache);
 }
 
-// L = sum(out * w); the generator is seeded afresh, so every evaluation
-// draws the same dropout mask.
+// L = sum(dropout(out) * w), dropout as the block applies it after the
+// FFN; the generator is seeded afresh, so every evaluation draws the same
+// dropout mask.
 static double ffn_loss(void *ctx) {
     FfnProblem *p = ctx;
     const FfnCase *c = &p->c;
+    size_t n = (size_t)c->B * c->T * c->C;
     Rng rng;
     rng_seed(&rng, c->seed);
     Error err;
     ck_assert_msg(ffn_forward(p->out, &p->cache, p->x, p->wfc, p->bfc,
-                              p->wproj, p->bproj, c->gelu, c->p, &rng, c->B,
-                              c->T, c->C, c->F, &err) == 0, "%s", err.msg);
-    return weighted_sum(p->out, p->w, (size_t)c->B * c->T * c->C);
+                              p->wproj, p->bproj, c->gelu, c->B, c->T, c->C,
+                              c->F, &err) == 0
+                  && dropout_forward(p->out, p->mask, p->out, c->p, &rng, n,
+                                     &err) == 0, "%s", err.msg);
+    return weighted_sum(p->out, p->w, n);
 }
 
 typedef struct {
@@ -409,9 +420,11 @@ static FfnGrads ffn_grads(FfnProblem *p, int times) {
     ck_assert_int_eq(ffn_scratch_alloc(&s, c->B, c->T, c->C, c->F, &err),
                      0);
     ffn_loss(p);
+    memset(p->dy, 0, btc * sizeof *p->dy);
+    dropout_backward(p->dy, p->w, p->mask, btc);
     for (int i = 0; i < times; i++)
         ffn_backward(g.dx, g.dwfc, c->bias ? g.dbfc : NULL, g.dwproj,
-                     c->bias ? g.dbproj : NULL, &s, p->w, &p->cache, p->x,
+                     c->bias ? g.dbproj : NULL, &s, p->dy, &p->cache, p->x,
                      p->wfc, p->wproj, c->B, c->T, c->C, c->F);
     ffn_scratch_free(&s);
     return g;
@@ -432,7 +445,7 @@ START_TEST(ffn_matches_pytorch) {
         if (c->p > 0) {           // the mask of dropout.h's rule
             const float *keep = fx_get2(f, c->name, "mask", sx, 3);
             for (size_t j = 0; j < n; j++)
-                ck_assert_msg((p.cache.mask[j] != 0) == (keep[j] != 0),
+                ck_assert_msg((p.mask[j] != 0) == (keep[j] != 0),
                               "%s: dropout mask differs at %zu", c->name, j);
         }
         ffn_free(&p);
@@ -503,8 +516,8 @@ START_TEST(ffn_backward_finite_differences) {
 END_TEST
 
 START_TEST(ffn_backward_accumulates) {
-    // Two backward passes give twice the gradients of one (with dropout, so
-    // the scratch's dy is cleared too).
+    // Two backward passes give twice the gradients of one (so the
+    // scratch is cleared between them).
     FfnCase c = {"acc", 2, 3, 6, 10, true, GELU_EXACT, 0.2f, 3};
     FfnProblem p = ffn_random(&c, 17);
     FfnGrads one = ffn_grads(&p, 1), two = ffn_grads(&p, 2);
@@ -516,7 +529,7 @@ START_TEST(ffn_backward_accumulates) {
     FfnScratch s;
     ck_assert_int_eq(ffn_scratch_alloc(&s, 2, 3, 6, 10, NULL), 0);
     float *dw = alloc_floats(60 + 60);
-    ffn_backward(NULL, dw, NULL, dw + 60, NULL, &s, p.w, &p.cache, p.x,
+    ffn_backward(NULL, dw, NULL, dw + 60, NULL, &s, p.dy, &p.cache, p.x,
                  p.wfc, p.wproj, 2, 3, 6, 10);
     ck_assert_mem_eq(dw, one.dwfc, 120 * sizeof *dw);
     free(dw);
@@ -556,8 +569,8 @@ START_TEST(ffn_smaller_batch_matches_full) {
     float part[3 * 8];
     Error err;
     ck_assert_int_eq(ffn_forward(part, &p.cache, p.x, p.wfc, p.bfc, p.wproj,
-                                 p.bproj, GELU_EXACT, 0.0f, NULL, 1, 3, 8,
-                                 12, &err), 0);
+                                 p.bproj, GELU_EXACT, 1, 3, 8, 12, &err),
+                     0);
     ck_assert_close_f("first tokens", part, p.out, 3 * 8, 1e-6, 1e-6);
     ffn_free(&p);
 }
@@ -582,27 +595,14 @@ START_TEST(ffn_bad_sizes) {
     FfnProblem p = ffn_random(&c, 9);
     float *big = alloc_floats(4 * 8 * 10);
     ck_assert_int_eq(ffn_forward(big, &p.cache, big, p.wfc, NULL, p.wproj,
-                                 NULL, GELU_EXACT, 0.0f, NULL, 2, 8, 6, 10,
-                                 &err), -1);
+                                 NULL, GELU_EXACT, 2, 8, 6, 10, &err), -1);
     ck_assert_str_eq(err.msg, "feed-forward network: B=2 T=8 C=6 F=10 does "
                      "not fit the cache, allocated for B<=2 T<=4 C=6 F=10");
     ck_assert_int_eq(ffn_forward(big, &p.cache, big, p.wfc, NULL, p.wproj,
-                                 NULL, GELU_EXACT, 0.0f, NULL, 2, 4, 6, 24,
-                                 &err), -1);
+                                 NULL, GELU_EXACT, 2, 4, 6, 24, &err), -1);
     ck_assert_int_eq(ffn_forward(big, &p.cache, big, p.wfc, NULL, p.wproj,
-                                 NULL, GELU_EXACT, 0.0f, NULL, 2, 0, 6, 10,
-                                 &err), -1);
+                                 NULL, GELU_EXACT, 2, 0, 6, 10, &err), -1);
     ck_assert_msg(strstr(err.msg, "at least 1") != NULL, "%s", err.msg);
-    ck_assert_int_eq(ffn_forward(big, &p.cache, p.x, p.wfc, NULL, p.wproj,
-                                 NULL, GELU_EXACT, 1.0f, NULL, 2, 4, 6, 10,
-                                 &err), -1);
-    ck_assert_str_eq(err.msg, "feed-forward network: dropout p must be in "
-                     "[0, 1), got 1");
-    ck_assert_int_eq(ffn_forward(big, &p.cache, p.x, p.wfc, NULL, p.wproj,
-                                 NULL, GELU_EXACT, 0.1f, NULL, 2, 4, 6, 10,
-                                 &err), -1);
-    ck_assert_msg(strstr(err.msg, "random number generator") != NULL, "%s",
-                  err.msg);
     free(big);
     ffn_free(&p);
 }
@@ -635,7 +635,8 @@ static const SwiCase SWI_CASES[] = {
 
 typedef struct {
     SwiCase c;
-    float *x, *prm[6], *out, *w;     // prm: w_gate, b_gate, w_up, b_up,
+    float *x, *prm[6], *out, *w, *mask, *dy;   // as FfnProblem; prm:
+                                     // w_gate, b_gate, w_up, b_up,
     SwigluCache cache;               //      w_down, b_down
 } SwiProblem;
 
@@ -653,7 +654,10 @@ static void swi_alloc(SwiProblem *p) {
     Error err;
     ck_assert_msg(swiglu_cache_alloc(&p->cache, c->B, c->T, c->C, c->H,
                                      &err) == 0, "%s", err.msg);
-    p->out = alloc_floats((size_t)c->B * c->T * c->C);
+    size_t btc = (size_t)c->B * c->T * c->C;
+    p->out = alloc_floats(btc);
+    p->mask = alloc_floats(btc);
+    p->dy = alloc_floats(btc);
 }
 
 static SwiProblem swi_from_fixture(const Fixture *f, const SwiCase *c) {
@@ -702,20 +706,25 @@ static void swi_free(SwiProblem *p) {
     for (int j = 0; j < 6; j++) free(p->prm[j]);
     free(p->out);
     free(p->w);
+    free(p->mask);
+    free(p->dy);
     swiglu_cache_free(&p->cache);
 }
 
 static double swi_loss(void *ctx) {
     SwiProblem *p = ctx;
     const SwiCase *c = &p->c;
+    size_t n = (size_t)c->B * c->T * c->C;
     Rng rng;
     rng_seed(&rng, c->seed);
     Error err;
     ck_assert_msg(swiglu_forward(p->out, &p->cache, p->x, p->prm[0],
                                  p->prm[1], p->prm[2], p->prm[3], p->prm[4],
-                                 p->prm[5], c->p, &rng, c->B, c->T, c->C,
-                                 c->H, &err) == 0, "%s", err.msg);
-    return weighted_sum(p->out, p->w, (size_t)c->B * c->T * c->C);
+                                 p->prm[5], c->B, c->T, c->C, c->H, &err)
+                  == 0
+                  && dropout_forward(p->out, p->mask, p->out, c->p, &rng, n,
+                                     &err) == 0, "%s", err.msg);
+    return weighted_sum(p->out, p->w, n);
 }
 
 // Gradients: dx, then one per parameter (NULL where there is none).
@@ -734,8 +743,11 @@ static SwiGrads swi_grads(SwiProblem *p) {
     ck_assert_int_eq(swiglu_scratch_alloc(&s, c->B, c->T, c->C, c->H, NULL),
                      0);
     swi_loss(p);
+    size_t btc = (size_t)c->B * c->T * c->C;
+    memset(p->dy, 0, btc * sizeof *p->dy);
+    dropout_backward(p->dy, p->w, p->mask, btc);
     swiglu_backward(g.dx, g.d[0], g.d[1], g.d[2], g.d[3], g.d[4], g.d[5], &s,
-                    p->w, &p->cache, p->x, p->prm[0], p->prm[2], p->prm[4],
+                    p->dy, &p->cache, p->x, p->prm[0], p->prm[2], p->prm[4],
                     c->B, c->T, c->C, c->H);
     swiglu_scratch_free(&s);
     return g;
@@ -818,14 +830,10 @@ START_TEST(swiglu_sizes) {
     SwiCase sc = {"fit", 1, 2, 3, 2, false, 0, 0};
     SwiProblem p = swi_random(&sc, 41);
     ck_assert_int_eq(swiglu_forward(p.out, &p.cache, p.x, p.prm[0], NULL,
-                                    p.prm[2], NULL, p.prm[4], NULL, 0.0f,
-                                    NULL, 2, 2, 3, 2, &err), -1);
+                                    p.prm[2], NULL, p.prm[4], NULL, 2, 2, 3,
+                                    2, &err), -1);
     ck_assert_msg(strstr(err.msg, "does not fit the cache") != NULL, "%s",
                   err.msg);
-    ck_assert_int_eq(swiglu_forward(p.out, &p.cache, p.x, p.prm[0], NULL,
-                                    p.prm[2], NULL, p.prm[4], NULL, -1.0f,
-                                    NULL, 1, 2, 3, 2, &err), -1);
-    ck_assert_str_eq(err.msg, "SwiGLU: dropout p must be in [0, 1), got -1");
     swi_free(&p);
 }
 END_TEST

@@ -278,7 +278,7 @@ static double bp_loss(void *ctx) {
     rng_seed(&rng, c->seed);
     Error err;
     int rc = (c->post ? block_postln_forward : block_forward)(
-        p->out, &p->cache, p->x, &p->prm.w, c->p, &rng, c->B, c->T, c->C,
+        p->out, &p->cache, p->x, &p->prm.w, NULL, true, c->p, &rng, c->B, c->T, c->C,
         c->NH, c->F, &err);
     ck_assert_msg(rc == 0, "%s", err.msg);
     return weighted_sum(p->out, p->lw, (size_t)c->B * c->T * c->C);
@@ -506,9 +506,9 @@ static void two_blocks(BlockProblem *p, BlockCache cache[2], float *out,
     BlockScratch s;
     ck_assert_int_eq(block_scratch_alloc(&s, c->B, c->T, c->C, c->NH, c->F,
                                          &err), 0);
-    ck_assert_int_eq(block_forward(h, &cache[0], p->x, &p->prm.w, 0, NULL,
+    ck_assert_int_eq(block_forward(h, &cache[0], p->x, &p->prm.w, NULL, true, 0, NULL,
                                    c->B, c->T, c->C, c->NH, c->F, &err), 0);
-    ck_assert_int_eq(block_forward(out, &cache[1], h, &p->prm.w, 0, NULL,
+    ck_assert_int_eq(block_forward(out, &cache[1], h, &p->prm.w, NULL, true, 0, NULL,
                                    c->B, c->T, c->C, c->NH, c->F, &err), 0);
     memset(p->prm.grads, 0, p->prm.n * sizeof *p->prm.grads);
     block_backward(dh, &p->prm.g, &s, p->lw, &cache[1], h, &p->prm.w, c->B,
@@ -534,7 +534,7 @@ START_TEST(block_shared_cache) {
     }
     block_cache_share(&shared[1], &shared[0], true);
     ck_assert_ptr_eq(shared[1].attn.qkv, shared[0].attn.qkv);
-    ck_assert_ptr_eq(shared[1].mlp.mask, shared[0].mlp.mask);
+    ck_assert_ptr_eq(shared[1].ff.mask, shared[0].ff.mask);
     float *out1 = alloc_floats(n), *dx1 = alloc_floats(n);
     float *out2 = alloc_floats(n), *dx2 = alloc_floats(n);
     float *g1 = alloc_floats(p.prm.n);
@@ -545,7 +545,7 @@ START_TEST(block_shared_cache) {
     ck_assert_mem_eq(dx1, dx2, n * sizeof *dx1);
     ck_assert_mem_eq(g1, p.prm.grads, p.prm.n * sizeof *g1);
     // shared masks hold ones: dropout would need a mask per layer
-    ck_assert_int_eq(block_forward(out2, &shared[1], p.x, &p.prm.w, 0.1f,
+    ck_assert_int_eq(block_forward(out2, &shared[1], p.x, &p.prm.w, NULL, true, 0.1f,
                                    NULL, c.B, c.T, c.C, c.NH, c.F, &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: dropout p = 0.1, but this "
                      "cache shares its dropout masks with other layers "
@@ -578,25 +578,25 @@ START_TEST(block_bad_sizes) {
     BlockCase c = {"fit", false, 2, 3, 6, 2, 10, true, 0, 0};
     BlockProblem p = bp_random(&c, 800);
     float *big = alloc_floats(4 * 6 * 6);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 0, NULL, 2,
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0, NULL, 2,
                                    4, 6, 2, 10, &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: B=2 T=4 C=6 NH=2 F=10 "
                      "does not fit the cache, allocated for B<=2 T<=3 C=6 "
                      "NH=2 F=10");
-    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, 0,
+    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
                                           NULL, 2, 3, 6, 3, 10, &err), -1);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 0, NULL, 2,
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0, NULL, 2,
                                    3, 6, 2, 12, &err), -1);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 1.0f, NULL,
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 1.0f, NULL,
                                    2, 3, 6, 2, 10, &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: dropout p must be in "
                      "[0, 1), got 1");
-    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, 0.1f,
+    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0.1f,
                                           NULL, 2, 3, 6, 2, 10, &err), -1);
     ck_assert_msg(strstr(err.msg, "random number generator") != NULL, "%s",
                   err.msg);
     // a smaller batch than allocated is fine
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, 0, NULL, 1,
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0, NULL, 1,
                                    2, 6, 2, 10, &err), 0);
     free(big);
     bp_free(&p);
