@@ -82,7 +82,7 @@ void json_free(Json *j) {
 
 static int parse_value(Parser *p, Json *out);
 
-// ---- literals and numbers ---------------------------------------------------
+// ---- literals and numbers --------------------------------------------------
 
 static int parse_literal(Parser *p, Json *out) {
     static const struct { const char *word; JsonType type; bool b; } LIT[] = {
@@ -145,7 +145,7 @@ static int parse_number(Parser *p, Json *out) {
     return 0;
 }
 
-// ---- strings ----------------------------------------------------------------
+// ---- strings ---------------------------------------------------------------
 
 static int hex4(const char *s, uint32_t *out) {
     uint32_t v = 0;
@@ -257,7 +257,7 @@ static int parse_string(Parser *p, char **str, size_t *str_len) {
     return 0;
 }
 
-// ---- arrays and objects -----------------------------------------------------
+// ---- arrays and objects ----------------------------------------------------
 
 // Makes room for one more item (and key, for objects) and returns it zeroed.
 // n is counted at once, so clearing the parent frees a half-parsed item.
@@ -416,7 +416,7 @@ Json *json_parse(const char *text, size_t len, Error *err) {
     return root;
 }
 
-// ---- looking things up ------------------------------------------------------
+// ---- looking things up -----------------------------------------------------
 
 const Json *json_get(const Json *obj, const char *key) {
     if (!obj || obj->type != JSON_OBJECT) return NULL;
@@ -456,7 +456,7 @@ const char *json_type_name(JsonType type) {
     return "?";
 }
 
-// ---- writing ----------------------------------------------------------------
+// ---- writing ---------------------------------------------------------------
 
 static void sb_reserve(StrBuf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;

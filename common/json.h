@@ -65,7 +65,7 @@ int json_int64(const Json *j, int64_t *out);
 // for messages such as "shape is a string, expected an array".
 const char *json_type_name(JsonType type);
 
-// ---- writing -------------------------------------------------------------
+// ---- writing ---------------------------------------------------------------
 
 // A growable NUL-terminated string. Start from StrBuf b = {0}; free b.s
 // (or call sb_free) when done.

@@ -16,7 +16,7 @@
 #include "mem.h"
 #include "utf8.h"
 
-// ---- shared by reader and writer --------------------------------------------
+// ---- shared by reader and writer -------------------------------------------
 
 static const struct {
     const char *name;
@@ -91,7 +91,7 @@ static int tensor_fail(Error *err, const char *path, const char *name,
                      clip_len(name, 80), name, what);
 }
 
-// ---- reading ----------------------------------------------------------------
+// ---- reading ---------------------------------------------------------------
 
 // Checks one header entry and fills t from it.
 static int read_tensor(StTensor *t, const char *path, const char *name,
@@ -342,7 +342,7 @@ int st_copy_f32(const StFile *f, const char *name, float *out, size_t n,
     return 0;
 }
 
-// ---- writing ----------------------------------------------------------------
+// ---- writing ---------------------------------------------------------------
 
 // The data bytes of one tensor to write (check_inputs made sure they fit).
 static size_t write_bytes(const StWriteTensor *t) {

@@ -77,6 +77,7 @@ int mha_forward(float *out, MhaCache *cache, const float *inp,
     if (rc != 0) return -1;
     PROFILE(PROF_MATMUL, linear_forward(out, c->y, c_proj_w, c_proj_b,
                                         B * T, C, C));
+    c->fwd_B = B, c->fwd_T = T;
     return 0;
 }
 //< mha-forward
@@ -169,26 +170,28 @@ int mha_step(float *out, MhaKv *kv, const float *inp, const float *c_attn_w,
 int mha_kv_fill(MhaKv *kv, const MhaCache *cache, int B, int T,
                 Error *err) {
     const MhaCache *c = cache;
-    if (B > c->B || T > c->T || B > kv->B || T > kv->T || c->C != kv->C
-        || c->NH != kv->NH)
+    if (B < 1 || T < 1 || B > c->fwd_B || T > c->fwd_T || B > kv->B
+        || T > kv->T || c->C != kv->C || c->NH != kv->NH)
         return error_set(err, "multi-head attention: B=%d T=%d does not "
-                         "fit both the forward cache (B<=%d T<=%d C=%d "
+                         "fit both the last forward pass (B=%d T=%d C=%d "
                          "NH=%d) and the KV cache (B<=%d T<=%d C=%d NH=%d)",
-                         B, T, c->B, c->T, c->C, c->NH, kv->B, kv->T, kv->C,
-                         kv->NH);
-    // the forward pass laid out its heads (B, NH, T, HS); the KV cache
-    // holds room for kv->T positions per head
+                         B, T, c->fwd_B, c->fwd_T, c->C, c->NH, kv->B, kv->T,
+                         kv->C, kv->NH);
+    // the forward pass laid out its heads (B, NH, fwd_T, HS); the KV
+    // cache holds room for kv->T positions per head
     size_t HS = (size_t)(c->C / c->NH), n = (size_t)T * HS;
     for (size_t bh = 0; bh < (size_t)B * c->NH; bh++) {
-        memcpy(kv->k + bh * kv->T * HS, c->k + bh * n, n * sizeof *kv->k);
-        memcpy(kv->v + bh * kv->T * HS, c->v + bh * n, n * sizeof *kv->v);
+        const float *k = c->k + bh * c->fwd_T * HS;
+        const float *v = c->v + bh * c->fwd_T * HS;
+        memcpy(kv->k + bh * kv->T * HS, k, n * sizeof *kv->k);
+        memcpy(kv->v + bh * kv->T * HS, v, n * sizeof *kv->v);
     }
     kv->len = T;
     return 0;
 }
 //< mha-step
 
-// ---- memory -----------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 static int check_sizes(int B, int T, int C, int NH, Error *err) {
     if (B < 1 || T < 1 || C < 1 || NH < 1)

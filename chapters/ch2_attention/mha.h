@@ -72,8 +72,8 @@ void mha_backward(float *dinp,             // (B, T, C) or NULL
 
 //> mha-step-api
 // Decoding with a cache. mha_kv_fill copies the keys and values of the
-// first T positions of B sequences from the cache of an mha_forward over
-// them (kv->len becomes T). mha_step then runs one new position of each
+// first T positions of B sequences from the cache of the last mha_forward
+// (over at least B x T tokens); kv->len becomes T. mha_step then runs one new position of each
 // sequence: its key and value join kv at position kv->len, its query
 // attends over positions 0 .. kv->len (itself included, so causal by
 // construction), and kv->len grows by one. out is what mha_forward would
@@ -93,12 +93,13 @@ int mha_step(float *out,             // (B, C)
              int B, int C, int NH, Error *err);
 //< mha-step-api
 
-// ---- memory -----------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 // What the forward pass keeps for the backward pass, sized for at most
 // B x T tokens of C channels and NH heads. One allocation, named views.
 struct MhaCache {
     int B, T, C, NH;   // the sizes it was allocated for
+    int fwd_B, fwd_T;  // those of the last forward pass
     float *qkv;        // (B, T, 3C)     c_attn's output
     float *q, *k, *v;  // (B, NH, T, HS) the heads of qkv
     float *att;        // (B, NH, T, T)  attention weights, after softmax

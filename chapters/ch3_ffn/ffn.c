@@ -67,7 +67,7 @@ size_t ffn_param_count(int C, int F, bool bias) {
 }
 //< ffn-params
 
-// ---- memory -----------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 static int check_sizes(int B, int T, int C, int F, Error *err) {
     if (B < 1 || T < 1 || C < 1 || F < 1)

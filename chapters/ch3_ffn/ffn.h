@@ -58,7 +58,7 @@ void ffn_backward(float *dinp,           // (B, T, C) or NULL
                   int B, int T, int C, int F);
 //< ffn-api
 
-// ---- memory -----------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 // What the forward pass keeps, for at most B x T tokens of C channels and
 // F hidden units. One allocation, named views.

@@ -88,7 +88,7 @@ size_t swiglu_param_count(int C, int H, bool bias) {
     return weights + (bias ? 2 * (size_t)H + C : 0);
 }
 
-// ---- memory -----------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 static int check_sizes(int B, int T, int C, int H, Error *err) {
     if (B < 1 || T < 1 || C < 1 || H < 1)

@@ -78,7 +78,7 @@ int swiglu_hidden(int F);
 // Parameters of one SwiGLU network: three matrices, plus biases if any.
 size_t swiglu_param_count(int C, int H, bool bias);
 
-// ---- memory -----------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 struct SwigluCache {
     int B, T, C, H;    // the sizes it was allocated for

@@ -14,7 +14,7 @@
 static int check_call(const BlockCache *c, float p, int B, int T, int C,
                       int NH, int F, Error *err);
 
-// ---- Pre-LN -----------------------------------------------------------------
+// ---- Pre-LN ----------------------------------------------------------------
 
 // out = x + dropout(mlp(ln_2(x))): the second sub-layer of a block, the
 // same in the forward pass and in a decoding step.
@@ -109,7 +109,7 @@ void block_backward(float *dinp, const BlockWeights *g,
 }
 //< block-backward
 
-// ---- Post-LN ----------------------------------------------------------------
+// ---- Post-LN ---------------------------------------------------------------
 
 //> postln-forward
 int block_postln_forward(float *out, BlockCache *cache, const float *inp,
@@ -174,7 +174,7 @@ void block_postln_backward(float *dinp, const BlockWeights *g,
 }
 //< postln-backward
 
-// ---- the weights as views -------------------------------------------------
+// ---- the weights as views --------------------------------------------------
 
 int block_tensors(BlockTensor out[BLOCK_MAX_TENSORS], const BlockWeights *w,
                   int C, int F) {
@@ -229,7 +229,7 @@ float *block_weights_point(BlockWeights *w, float *buf, int C, int F,
 }
 //< block-params
 
-// ---- memory -------------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 static int check_sizes(int B, int T, int C, int NH, int F, Error *err) {
     if (B < 1 || T < 1 || C < 1 || NH < 1 || F < 1)

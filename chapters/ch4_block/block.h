@@ -129,7 +129,7 @@ void block_postln_backward(float *dinp, const BlockWeights *g,
                            const BlockWeights *w, int B, int T, int C,
                            int NH, int F);
 
-// ---- memory -------------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 // What one block's forward pass keeps for its backward pass, sized for at
 // most B x T tokens. One per layer.

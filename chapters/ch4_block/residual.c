@@ -55,7 +55,7 @@ void sublayer_norm_backward(float *dx, float *dw, float *db,
 }
 //< sublayer-backward
 
-// ---- memory -----------------------------------------------------------------
+// ---- memory ----------------------------------------------------------------
 
 int sublayer_slots(Slot t[4], Sublayer *s, int B, int T, int C,
                    bool own_mask) {

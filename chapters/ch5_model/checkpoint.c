@@ -11,7 +11,7 @@
 #include "safetensors.h"
 #include "utf8.h"
 
-// ---- saving -------------------------------------------------------------------------
+// ---- saving ----------------------------------------------------------------
 
 // The config as the JSON object of the "config" metadata key.
 static void config_json(StrBuf *b, const GptConfig *c) {
@@ -68,7 +68,7 @@ int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
     return checkpoint_save_step(path, m, vocab, -1, err);
 }
 
-// ---- loading: first every check, then the model ---------------------------------
+// ---- loading: first every check, then the model ----------------------------
 
 static int config_int(const Json *cfg, const char *key, int *out,
                       const char *path, Error *err) {

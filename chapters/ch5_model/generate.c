@@ -10,7 +10,7 @@
 #include "mem.h"
 #include "timer.h"
 
-// ---- the KV cache ------------------------------------------------------------------
+// ---- the KV cache ----------------------------------------------------------
 
 // Everything one generation needs, allocated once before the first token.
 typedef struct {
@@ -101,7 +101,7 @@ static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
     return 0;
 }
 
-// ---- the loop ------------------------------------------------------------------------
+// ---- the loop --------------------------------------------------------------
 
 //> generate
 int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,

@@ -20,7 +20,7 @@
 static int check_batch(const Gpt *m, const GptActs *a, const int *idx,
                        const int *targets, int B, int T, Error *err);
 
-// ---- forward ---------------------------------------------------------------------
+// ---- forward ---------------------------------------------------------------
 
 // Embeddings and the blocks; returns the stream after the last block.
 static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
@@ -91,7 +91,7 @@ int gpt_forward_last(const Gpt *m, GptActs *a, const int *idx, int T,
     return 0;
 }
 
-// ---- backward ----------------------------------------------------------------------
+// ---- backward --------------------------------------------------------------
 
 //> gpt-backward
 void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
@@ -139,7 +139,7 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
 }
 //< gpt-backward
 
-// ---- scoring a text ------------------------------------------------------------------
+// ---- scoring a text --------------------------------------------------------
 
 //> score
 // The mean next-character loss over the text's non-overlapping windows:
@@ -178,7 +178,7 @@ int gpt_score(const Gpt *m, const int *ids, size_t n, double *loss,
 }
 //< score
 
-// ---- the configuration --------------------------------------------------------
+// ---- the configuration -----------------------------------------------------
 
 GptConfig gpt_config_default(int vocab_size) {
     return (GptConfig){.vocab_size = vocab_size, .block_size = 128,
@@ -245,7 +245,7 @@ size_t gpt_param_count(const GptConfig *cfg) {
 }
 //< param-count
 
-// ---- the parameters as views ----------------------------------------------------
+// ---- the parameters as views -----------------------------------------------
 
 // Points the views of w into buf, in nanoGPT's state_dict order, and
 // returns the end of the last one.
@@ -367,7 +367,7 @@ void gpt_init(Gpt *m, Rng *rng) {
 }
 //< gpt-init
 
-// ---- activations ------------------------------------------------------------------
+// ---- activations -----------------------------------------------------------
 
 // The model's own activation views for B x T tokens (the blocks' apart).
 static int acts_slots(Slot t[10], GptActs *a, const GptConfig *c, int B,

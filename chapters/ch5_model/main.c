@@ -22,7 +22,7 @@
 #include "threads.h"
 #include "utf8.h"
 
-// ---- what the model is --------------------------------------------------------
+// ---- what the model is -----------------------------------------------------
 
 static void show_config(const GptConfig *c, const char *source) {
     printf("model       %s\n", source);
@@ -66,7 +66,7 @@ static void show_params(const Gpt *m) {
                "both are off)\n");
 }
 
-// ---- printing generated text --------------------------------------------------------
+// ---- printing generated text -----------------------------------------------
 
 typedef struct {
     const Vocab *vocab;
@@ -82,7 +82,7 @@ static void print_id(int id, void *ctx) {
     fflush(stdout);
 }
 
-// ---- main -----------------------------------------------------------------------------
+// ---- main ------------------------------------------------------------------
 
 int main(int argc, char **argv) {
     const char *data = "data/tinyshakespeare.txt", *checkpoint = "";

@@ -31,7 +31,7 @@
 #include "train.h"
 #include "utf8.h"
 
-// ---- presets ----------------------------------------------------------------------------
+// ---- presets ---------------------------------------------------------------
 
 // Every setting of a run. A flag left at its "unset" value (-1, or "" for
 // strings) takes the preset's value, or on --resume the saved run's.
@@ -74,7 +74,7 @@ static const Preset *find_preset(const char *name) {
 
 #define PICK(flag, preset) ((flag) >= 0 ? (flag) : (preset))
 
-// ---- output --------------------------------------------------------------------------
+// ---- output ----------------------------------------------------------------
 
 typedef struct {
     int *steps;             // the steps of the evaluations
@@ -223,7 +223,7 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// ---- main ------------------------------------------------------------------------------
+// ---- main ------------------------------------------------------------------
 
 int main(int argc, char **argv) {
     const char *preset_name = "default", *data = "data/tinyshakespeare.txt";

@@ -118,7 +118,7 @@ int evaluate(Trainer *t, const Split *s, int which, double *loss,
     return 0;
 }
 
-// ---- checkpoints ---------------------------------------------------------------------
+// ---- checkpoints -----------------------------------------------------------
 
 static void rng_json(StrBuf *b, const char *name, const Rng *r) {
     sb_printf(b, "\"%s_next\": %d, \"%s_state\": \"", name, r->next, name);

@@ -208,6 +208,8 @@ typedef struct {
     bool bias;
     float p;          // dropout
     uint64_t seed;    // of the dropout masks
+    bool encoder;     // every token sees every other (causal off)
+    const int *key_mask;  // (B, T) 1 = real, 0 = padding; NULL: all real
 } BlockCase;
 
 typedef struct {
@@ -278,8 +280,8 @@ static double bp_loss(void *ctx) {
     rng_seed(&rng, c->seed);
     Error err;
     int rc = (c->post ? block_postln_forward : block_forward)(
-        p->out, &p->cache, p->x, &p->prm.w, NULL, true, c->p, &rng, c->B, c->T, c->C,
-        c->NH, c->F, &err);
+        p->out, &p->cache, p->x, &p->prm.w, c->key_mask, !c->encoder, c->p,
+        &rng, c->B, c->T, c->C, c->NH, c->F, &err);
     ck_assert_msg(rc == 0, "%s", err.msg);
     return weighted_sum(p->out, p->lw, (size_t)c->B * c->T * c->C);
 }
@@ -305,10 +307,10 @@ static float *bp_grads(BlockProblem *p, int times) {
 }
 
 static const BlockCase BLOCK_FIXTURES[] = {
-    {"pre", false, 2, 3, 8, 2, 20, true, 0, 0},
-    {"pre_nobias", false, 1, 4, 6, 3, 12, false, 0, 0},
-    {"post", true, 2, 3, 8, 2, 20, true, 0, 0},
-    {"post_nobias", true, 1, 4, 6, 3, 12, false, 0, 0},
+    {"pre", false, 2, 3, 8, 2, 20, true, 0, 0, false, NULL},
+    {"pre_nobias", false, 1, 4, 6, 3, 12, false, 0, 0, false, NULL},
+    {"post", true, 2, 3, 8, 2, 20, true, 0, 0, false, NULL},
+    {"post_nobias", true, 1, 4, 6, 3, 12, false, 0, 0, false, NULL},
 };
 
 START_TEST(blocks_match_pytorch) {
@@ -373,13 +375,20 @@ static void block_gradcheck(const BlockCase *c, uint64_t seed) {
     threads_restore(prev);
 }
 
+// Sequence 0 has three real tokens and one of padding, sequence 1 two.
+static const int PAD_MASK[8] = {1, 1, 1, 0, 1, 1, 0, 0};
+
 // odd shapes: one token, one head, C not a power of two, bias on and
-// off, dropout on
+// off, dropout on; an encoder's block (no causal mask) over padded
+// sequences, with and without dropout
 static const BlockCase GC_CASES[] = {
-    {"one token", false, 1, 1, 3, 1, 5, true, 0, 0},
-    {"one head", false, 2, 3, 5, 1, 7, false, 0, 0},
-    {"three heads", false, 1, 4, 6, 3, 10, true, 0, 0},
-    {"dropout", false, 2, 2, 6, 2, 9, true, 0.3f, 5},
+    {"one token", false, 1, 1, 3, 1, 5, true, 0, 0, false, NULL},
+    {"one head", false, 2, 3, 5, 1, 7, false, 0, 0, false, NULL},
+    {"three heads", false, 1, 4, 6, 3, 10, true, 0, 0, false, NULL},
+    {"dropout", false, 2, 2, 6, 2, 9, true, 0.3f, 5, false, NULL},
+    {"encoder", false, 2, 4, 6, 2, 10, true, 0, 0, true, PAD_MASK},
+    {"encoder dropout", false, 2, 4, 6, 3, 8, false, 0.2f, 7, true,
+     PAD_MASK},
 };
 
 START_TEST(preln_backward_finite_differences) {
@@ -399,7 +408,7 @@ END_TEST
 
 START_TEST(block_backward_accumulates) {
     for (int post = 0; post < 2; post++) {
-        BlockCase c = {"acc", post, 2, 3, 6, 2, 10, true, 0.2f, 3};
+        BlockCase c = {"acc", post, 2, 3, 6, 2, 10, true, 0.2f, 3, false, NULL};
         BlockProblem p = bp_random(&c, 600 + post);
         float *dx1 = bp_grads(&p, 1);
         float *g1 = alloc_floats(p.prm.n);
@@ -422,7 +431,7 @@ START_TEST(preln_block_with_zero_projections_is_identity) {
     // branches add exactly 0: out = inp, and the gradient flows through
     // the residual highway alone, dinp = dout to the last bit. Post-LN
     // has no such identity: its output is normalised.
-    BlockCase c = {"zero", false, 2, 3, 6, 2, 10, true, 0, 0};
+    BlockCase c = {"zero", false, 2, 3, 6, 2, 10, true, 0, 0, false, NULL};
     BlockProblem p = bp_random(&c, 700);
     size_t n = 36;
     memset(p.prm.w.attn_c_proj_w, 0, 36 * sizeof(float));
@@ -450,7 +459,7 @@ END_TEST
 START_TEST(block_is_causal) {
     // changing the last token changes no earlier output
     for (int post = 0; post < 2; post++) {
-        BlockCase c = {"causal", post, 1, 5, 6, 2, 12, true, 0, 0};
+        BlockCase c = {"causal", post, 1, 5, 6, 2, 12, true, 0, 0, false, NULL};
         BlockProblem p = bp_random(&c, 710 + post);
         float before[30];
         bp_loss(&p);
@@ -461,6 +470,96 @@ START_TEST(block_is_causal) {
         ck_assert_int_ne(memcmp(before + 24, p.out + 24, 24), 0);
         bp_free(&p);
     }
+}
+END_TEST
+
+START_TEST(encoder_block_sees_both_ways_and_ignores_padding) {
+    // causal off: the last token reaches every output; a padded token's
+    // input reaches no real token's output (to the last bit), only its
+    // own row. The same holds for the causal block with the key mask.
+    for (int post = 0; post < 2; post++)
+        for (int enc = 0; enc < 2; enc++) {
+            BlockCase c = {"pad", post, 2, 4, 6, 2, 12, true, 0, 0, enc,
+                           PAD_MASK};
+            BlockProblem p = bp_random(&c, 720 + 2 * post + enc);
+            float before[48];
+            bp_loss(&p);
+            memcpy(before, p.out, sizeof before);
+            for (int i = 0; i < 6; i++) {
+                p.x[3 * 6 + i] += 1.0f;   // sequence 0's padding
+                p.x[7 * 6 + i] -= 1.0f;   // sequence 1's second pad
+            }
+            bp_loss(&p);
+            for (int r = 0; r < 8; r++) {
+                bool same = memcmp(before + 6 * r, p.out + 6 * r,
+                                   6 * sizeof(float)) == 0;
+                ck_assert_msg(same == (r != 3 && r != 7), "post=%d enc=%d "
+                              "row %d %s", post, enc, r,
+                              same ? "did not change" : "changed");
+            }
+            // a real token late in the sequence: earlier rows change
+            // only without the causal mask
+            memcpy(before, p.out, sizeof before);
+            for (int i = 0; i < 6; i++) p.x[2 * 6 + i] += 1.0f;
+            bp_loss(&p);
+            bool first_same = memcmp(before, p.out, 6 * sizeof(float)) == 0;
+            ck_assert_msg(first_same == !enc, "post=%d enc=%d: row 0 %s",
+                          post, enc, first_same ? "unchanged" : "changed");
+            bp_free(&p);
+        }
+}
+END_TEST
+
+// Runs positions 0 .. T-1 of p's input through block_step one at a time
+// (after filling the first `filled` from a forward pass) and compares
+// each with the forward pass's output at that position.
+static void check_steps(BlockProblem *p, int filled) {
+    const BlockCase *c = &p->c;
+    int B = c->B, T = c->T, C = c->C;
+    bp_loss(p);                       // the reference, into p->out
+    BlockStep st;
+    Error err;
+    ck_assert_int_eq(block_step_alloc(&st, B, T, C, c->NH, c->F, &err), 0);
+    if (filled > 0)
+        ck_assert_msg(mha_kv_fill(&st.kv, &p->cache.attn, B, filled, &err)
+                      == 0, "%s", err.msg);
+    float *x = alloc_floats((size_t)B * C), *y = alloc_floats((size_t)B * C);
+    for (int t = filled; t < T; t++) {
+        for (int b = 0; b < B; b++)
+            memcpy(x + (size_t)b * C, p->x + ((size_t)b * T + t) * C,
+                   (size_t)C * sizeof *x);
+        ck_assert_msg(block_step(y, &st, x, &p->prm.w, c->key_mask, B, C,
+                                 c->NH, c->F, &err) == 0, "%s", err.msg);
+        for (int b = 0; b < B; b++) {
+            char what[64];
+            snprintf(what, sizeof what, "filled %d, b=%d t=%d", filled, b,
+                     t);
+            ck_assert_close_f(what, y + (size_t)b * C,
+                              p->out + ((size_t)b * T + t) * C, (size_t)C,
+                              1e-5, 1e-5);
+        }
+    }
+    ck_assert_int_eq(st.kv.len, T);
+    ck_assert_int_eq(block_step(y, &st, x, &p->prm.w, NULL, B, C, c->NH,
+                                c->F, &err), -1);
+    ck_assert_str_eq(err.msg, "multi-head attention: the KV cache is full "
+                     "(4 positions)");
+    free(x), free(y);
+    block_step_free(&st);
+}
+
+START_TEST(block_step_matches_forward) {
+    // one position at a time against the cache gives the forward pass's
+    // rows: from an empty cache, from one filled by a forward pass, and
+    // with padding in the key mask
+    BlockCase c = {"step", false, 2, 4, 6, 2, 12, true, 0, 0, false, NULL};
+    BlockProblem p = bp_random(&c, 730);
+    check_steps(&p, 0);
+    check_steps(&p, 3);
+    p.c.key_mask = PAD_MASK;
+    check_steps(&p, 0);
+    check_steps(&p, 2);
+    bp_free(&p);
 }
 END_TEST
 
@@ -506,10 +605,12 @@ static void two_blocks(BlockProblem *p, BlockCache cache[2], float *out,
     BlockScratch s;
     ck_assert_int_eq(block_scratch_alloc(&s, c->B, c->T, c->C, c->NH, c->F,
                                          &err), 0);
-    ck_assert_int_eq(block_forward(h, &cache[0], p->x, &p->prm.w, NULL, true, 0, NULL,
-                                   c->B, c->T, c->C, c->NH, c->F, &err), 0);
-    ck_assert_int_eq(block_forward(out, &cache[1], h, &p->prm.w, NULL, true, 0, NULL,
-                                   c->B, c->T, c->C, c->NH, c->F, &err), 0);
+    ck_assert_int_eq(block_forward(h, &cache[0], p->x, &p->prm.w, NULL, true, 0,
+                                   NULL, c->B, c->T, c->C, c->NH, c->F, &err),
+                                   0);
+    ck_assert_int_eq(block_forward(out, &cache[1], h, &p->prm.w, NULL, true, 0,
+                                   NULL, c->B, c->T, c->C, c->NH, c->F, &err),
+                                   0);
     memset(p->prm.grads, 0, p->prm.n * sizeof *p->prm.grads);
     block_backward(dh, &p->prm.g, &s, p->lw, &cache[1], h, &p->prm.w, c->B,
                    c->T, c->C, c->NH, c->F);
@@ -521,7 +622,7 @@ static void two_blocks(BlockProblem *p, BlockCache cache[2], float *out,
 }
 
 START_TEST(block_shared_cache) {
-    BlockCase c = {"share", false, 2, 5, 8, 2, 20, true, 0, 0};
+    BlockCase c = {"share", false, 2, 5, 8, 2, 20, true, 0, 0, false, NULL};
     BlockProblem p = bp_random(&c, 900);
     size_t n = (size_t)c.B * c.T * c.C;
     BlockCache own[2], shared[2];
@@ -545,8 +646,9 @@ START_TEST(block_shared_cache) {
     ck_assert_mem_eq(dx1, dx2, n * sizeof *dx1);
     ck_assert_mem_eq(g1, p.prm.grads, p.prm.n * sizeof *g1);
     // shared masks hold ones: dropout would need a mask per layer
-    ck_assert_int_eq(block_forward(out2, &shared[1], p.x, &p.prm.w, NULL, true, 0.1f,
-                                   NULL, c.B, c.T, c.C, c.NH, c.F, &err), -1);
+    ck_assert_int_eq(block_forward(out2, &shared[1], p.x, &p.prm.w, NULL, true,
+                                   0.1f, NULL, c.B, c.T, c.C, c.NH, c.F, &err),
+                                   -1);
     ck_assert_str_eq(err.msg, "transformer block: dropout p = 0.1, but this "
                      "cache shares its dropout masks with other layers "
                      "(allocated for a model without dropout)");
@@ -575,29 +677,31 @@ START_TEST(block_bad_sizes) {
     ck_assert_msg(strstr(err.msg, "too large") != NULL, "%s", err.msg);
     block_cache_free(&cache);                      // zeroed: a no-op
     block_scratch_free(&s);
-    BlockCase c = {"fit", false, 2, 3, 6, 2, 10, true, 0, 0};
+    BlockCase c = {"fit", false, 2, 3, 6, 2, 10, true, 0, 0, false, NULL};
     BlockProblem p = bp_random(&c, 800);
     float *big = alloc_floats(4 * 6 * 6);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0, NULL, 2,
-                                   4, 6, 2, 10, &err), -1);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
+                                   NULL, 2, 4, 6, 2, 10, &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: B=2 T=4 C=6 NH=2 F=10 "
                      "does not fit the cache, allocated for B<=2 T<=3 C=6 "
                      "NH=2 F=10");
-    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
-                                          NULL, 2, 3, 6, 3, 10, &err), -1);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0, NULL, 2,
-                                   3, 6, 2, 12, &err), -1);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 1.0f, NULL,
-                                   2, 3, 6, 2, 10, &err), -1);
+    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL,
+                                          true, 0, NULL, 2, 3, 6, 3, 10, &err),
+                                          -1);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
+                                   NULL, 2, 3, 6, 2, 12, &err), -1);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true,
+                                   1.0f, NULL, 2, 3, 6, 2, 10, &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: dropout p must be in "
                      "[0, 1), got 1");
-    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0.1f,
-                                          NULL, 2, 3, 6, 2, 10, &err), -1);
+    ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL,
+                                          true, 0.1f, NULL, 2, 3, 6, 2, 10,
+                                          &err), -1);
     ck_assert_msg(strstr(err.msg, "random number generator") != NULL, "%s",
                   err.msg);
     // a smaller batch than allocated is fine
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0, NULL, 1,
-                                   2, 6, 2, 10, &err), 0);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
+                                   NULL, 1, 2, 6, 2, 10, &err), 0);
     free(big);
     bp_free(&p);
 }
@@ -619,6 +723,8 @@ Suite *ch4_suite(void) {
     tcase_add_test(tc, block_backward_accumulates);
     tcase_add_test(tc, preln_block_with_zero_projections_is_identity);
     tcase_add_test(tc, block_is_causal);
+    tcase_add_test(tc, encoder_block_sees_both_ways_and_ignores_padding);
+    tcase_add_test(tc, block_step_matches_forward);
     tcase_add_test(tc, block_parameter_counts);
     tcase_add_test(tc, block_shared_cache);
     tcase_add_test(tc, block_bad_sizes);
