@@ -9,8 +9,8 @@
 // about a pragma it does not know and -Werror makes the warning fatal.
 // Every loop it is used on writes disjoint outputs and does each output's
 // sum in a fixed order, so the results do not depend on the thread count.
-#ifndef CH2_PARALLEL_H
-#define CH2_PARALLEL_H
+#ifndef COMMON_PARALLEL_H
+#define COMMON_PARALLEL_H
 
 #ifdef _OPENMP
 #define PARALLEL_FOR _Pragma("omp parallel for")
