@@ -898,6 +898,54 @@ START_TEST(mha_smaller_batch_matches_full) {
 }
 END_TEST
 
+START_TEST(mha_step_matches_forward) {
+    // Positions one at a time against a KV cache give the rows of a causal
+    // forward pass: three heads, a bias, padding in the key mask, the
+    // cache filled from the forward pass for the first two positions and
+    // sized for more positions (T=7) than used, so heads lie apart.
+    static const int mask[2 * 7] = {1, 1, 1, 1, 0, 0, 0,
+                                    1, 1, 0, 0, 0, 0, 0};
+    MhaCase c = {"step", 2, 5, 6, 3, true, true, true};
+    int pad[2 * 5];
+    for (int b = 0; b < 2; b++)
+        memcpy(pad + 5 * b, mask + 7 * b, 5 * sizeof *pad);
+    MhaProblem p = mha_random(&c, pad, 31);
+    mha_loss(&p);
+    MhaKv kv;
+    Error err;
+    ck_assert_int_eq(mha_kv_alloc(&kv, 2, 7, 6, 3, &err), 0);
+    ck_assert_int_eq(mha_kv_fill(&kv, &p.cache, 2, 2, &err), 0);
+    for (int t = 2; t < 5; t++) {
+        float x[2 * 6], y[2 * 6];
+        for (int b = 0; b < 2; b++)
+            memcpy(x + 6 * b, p.x + (b * 5 + t) * 6, sizeof x / 2);
+        ck_assert_int_eq(mha_step(y, &kv, x, p.wa, p.ba, p.wp, p.bp, mask, 2,
+                                  6, 3, &err), 0);
+        for (int b = 0; b < 2; b++)
+            ck_assert_close_f("step", y + 6 * b, p.out + (b * 5 + t) * 6, 6,
+                              1e-5, 1e-5);
+    }
+    ck_assert_int_eq(kv.len, 5);
+    // what does not fit: more positions than the last forward pass ran,
+    // other heads, a step with another C
+    ck_assert_int_eq(mha_kv_fill(&kv, &p.cache, 2, 6, &err), -1);
+    ck_assert_str_eq(err.msg, "multi-head attention: B=2 T=6 does not fit "
+                     "both the last forward pass (B=2 T=5 C=6 NH=3) and "
+                     "the KV cache (B<=2 T<=7 C=6 NH=3)");
+    MhaKv other;
+    ck_assert_int_eq(mha_kv_alloc(&other, 2, 7, 6, 2, &err), 0);
+    ck_assert_int_eq(mha_kv_fill(&other, &p.cache, 2, 5, &err), -1);
+    float z[2 * 8] = {0};
+    ck_assert_int_eq(mha_step(z, &kv, z, p.wa, p.ba, p.wp, p.bp, NULL, 2, 8,
+                              2, &err), -1);
+    ck_assert_msg(strstr(err.msg, "does not fit the KV cache") != NULL, "%s",
+                  err.msg);
+    mha_kv_free(&other);
+    mha_kv_free(&kv);
+    mha_free(&p);
+}
+END_TEST
+
 // ---- the fixture reader ---------------------------------------------------
 
 static Fixture *load_text(const char *text, Error *err) {
@@ -988,6 +1036,7 @@ Suite *ch2_suite(void) {
     tcase_add_test(tc, mha_backward_accumulates);
     tcase_add_test(tc, mha_bad_sizes);
     tcase_add_test(tc, mha_smaller_batch_matches_full);
+    tcase_add_test(tc, mha_step_matches_forward);
     suite_add_tcase(s, tc);
     tc = tcase_new("fixture", "ch2");
     tcase_add_test(tc, fixture_reader);
