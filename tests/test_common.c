@@ -232,6 +232,59 @@ START_TEST(utf8_round_trip_and_errors) {
 }
 END_TEST
 
+START_TEST(utf8_decoder_boundaries) {
+    // The decoder itself, at the edges of every length: the smallest and
+    // largest code point of each form decode; one below the smallest
+    // (overlong), the surrogates and anything above U+10FFFF are refused,
+    // each naming the offset where the bad sequence starts (after "ab").
+    static const struct { const char *bytes; uint32_t cp; } ok[] = {
+        {"\x7f", 0x7f},         {"\xc2\x80", 0x80},
+        {"\xdf\xbf", 0x7ff},    {"\xe0\xa0\x80", 0x800},
+        {"\xed\x9f\xbf", 0xd7ff}, {"\xee\x80\x80", 0xe000},
+        {"\xef\xbf\xbf", 0xffff}, {"\xf0\x90\x80\x80", 0x10000},
+        {"\xf4\x8f\xbf\xbf", 0x10ffff},
+    };
+    static const char *const bad[] = {
+        "\xc0\x80", "\xc1\xbf",                   // overlong 2-byte
+        "\xe0\x80\x80", "\xe0\x9f\xbf",           // overlong 3-byte
+        "\xf0\x80\x80\x80", "\xf0\x8f\xbf\xbf",   // overlong 4-byte
+        "\xed\xa0\x80", "\xed\xbf\xbf",           // surrogates
+        "\xf4\x90\x80\x80", "\xf7\xbf\xbf\xbf",   // above U+10FFFF
+    };
+    uint32_t cps[8];
+    Error err;
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        char buf[8] = "ab";
+        strcpy(buf + 2, ok[i].bytes);
+        ck_assert_int_eq(utf8_decode(buf, strlen(buf), cps, &err), 3);
+        ck_assert_msg(cps[2] == ok[i].cp, "U+%04X decoded as U+%04X",
+                      (unsigned)ok[i].cp, (unsigned)cps[2]);
+        char enc[4];
+        ck_assert_int_eq(utf8_encode(ok[i].cp, enc), (int)strlen(ok[i].bytes));
+        ck_assert_mem_eq(enc, ok[i].bytes, strlen(ok[i].bytes));
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char buf[8] = "ab";
+        strcpy(buf + 2, bad[i]);
+        ck_assert_msg(utf8_decode(buf, strlen(buf), cps, &err) == -1,
+                      "bad sequence %zu was accepted", i);
+        ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 2 (overlong "
+                         "form, surrogate or value above U+10FFFF)");
+    }
+    // bytes that can never start a character, and a lone continuation
+    static const char *const never[] = {"\x80", "\xbf", "\xf8\x80\x80\x80",
+                                        "\xff"};
+    for (size_t i = 0; i < sizeof never / sizeof *never; i++) {
+        char buf[8] = "ab";
+        strcpy(buf + 2, never[i]);
+        ck_assert_int_eq(utf8_decode(buf, strlen(buf), cps, &err), -1);
+        ck_assert_msg(strstr(err.msg, "byte offset 2 (byte 0x") != NULL
+                      && strstr(err.msg, "cannot start a character"),
+                      "%s", err.msg);
+    }
+}
+END_TEST
+
 START_TEST(read_file_missing) {
     Error err;
     size_t len;
@@ -356,6 +409,7 @@ Suite *common_suite(void) {
     suite_add_tcase(s, tc);
     tc = tcase_new("utf8", "common");
     tcase_add_test(tc, utf8_round_trip_and_errors);
+    tcase_add_test(tc, utf8_decoder_boundaries);
     tcase_add_test(tc, read_file_missing);
     suite_add_tcase(s, tc);
     tc = tcase_new("runtime", "common");

@@ -665,6 +665,54 @@ START_TEST(kv_cache_logits_match_forward) {
 }
 END_TEST
 
+// Runs a filter on a copy of in and compares with want exactly.
+static void filter_case(const char *what, const float *in, int V, int k,
+                        float p, const float *want) {
+    Sampler s;
+    sampler_init(&s, V);
+    float x[8];
+    memcpy(x, in, (size_t)V * sizeof *x);
+    if (k) top_k_filter(x, V, k, &s);
+    else top_p_filter(x, V, p, &s);
+    for (int i = 0; i < V; i++)    // -inf (top-k) or 0 (top-p) exactly
+        ck_assert_msg(isinf(want[i]) ? isinf(x[i]) && x[i] < 0
+                      : fabsf(x[i] - want[i]) <= 1e-6f * want[i],
+                      "%s: id %d is %g, want %g", what, i, x[i], want[i]);
+    sampler_free(&s);
+}
+
+START_TEST(top_k_and_top_p_filters) {
+    // top-k keeps the k largest logits and every logit equal to the k-th
+    // (ties are all kept, as PyTorch's v[:, [-1]] comparison does); one
+    // too many or too few changes the answer in each case
+    const float I = INFINITY;
+    const float a[5] = {1, 3, 2, 5, 4};
+    filter_case("top-2", a, 5, 2, 0, (float[5]){-I, -I, -I, 5, 4});
+    filter_case("top-3", a, 5, 3, 0, (float[5]){-I, 3, -I, 5, 4});
+    filter_case("top-4", a, 5, 4, 0, (float[5]){-I, 3, 2, 5, 4});
+    const float t[5] = {5, 2, 2, 2, 1};
+    filter_case("top-2 with a three-way tie", t, 5, 2, 0,
+                (float[5]){5, 2, 2, 2, -I});
+    filter_case("top-1 of a tie for first", (float[3]){2, 2, 1}, 3, 1, 0,
+                (float[3]){2, 2, -I});
+    // top-p keeps the shortest most-likely prefix whose mass reaches p,
+    // renormalised; sorted here: id 1 (0.4), id 3 (0.3), id 2 (0.2), 0
+    const float q[4] = {0.1f, 0.4f, 0.2f, 0.3f};
+    filter_case("top-p 0.35", q, 4, 0, 0.35f, (float[4]){0, 1, 0, 0});
+    filter_case("top-p 0.65", q, 4, 0, 0.65f,
+                (float[4]){0, 0.4f / 0.7f, 0, 0.3f / 0.7f});
+    filter_case("top-p 0.75", q, 4, 0, 0.75f,
+                (float[4]){0, 0.4f / 0.9f, 0.2f / 0.9f, 0.3f / 0.9f});
+    // ties: the lower id first, so p = 0.5 keeps ids 0 and 1 of four
+    // equal-by-pairs probabilities, p = 0.7 adds id 2 but not id 3
+    const float e[4] = {0.3f, 0.3f, 0.2f, 0.2f};
+    filter_case("top-p 0.5 of pairs", e, 4, 0, 0.5f,
+                (float[4]){0.5f, 0.5f, 0, 0});
+    filter_case("top-p 0.7 of pairs", e, 4, 0, 0.7f,
+                (float[4]){0.375f, 0.375f, 0.25f, 0});
+}
+END_TEST
+
 START_TEST(sampling_rules) {
     Sampler s;
     sampler_init(&s, 5);
@@ -721,6 +769,7 @@ Suite *ch5_suite(void) {
     tcase_add_test(tc, kv_cache_gives_the_same_text);
     tcase_add_test(tc, kv_cache_logits_match_forward);
     tcase_add_test(tc, sampling_rules);
+    tcase_add_test(tc, top_k_and_top_p_filters);
     suite_add_tcase(s, tc);
     return s;
 }

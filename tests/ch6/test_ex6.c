@@ -5,6 +5,7 @@
 // fixture written by tests/reference/gen_ch6_ex.py, never from the
 // reference solutions or the chapter's own optim.c and crossentropy.c.
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,6 +289,53 @@ START_TEST(ex6_2_first_step_by_hand) {
 }
 END_TEST
 
+// One AdamW step in double, with the decay applied before the Adam step
+// (PyTorch's order) or after it (the order a student might write).
+static void adamw_ref(double *p, const double *g, double *m, double *v,
+                      int n, int t, double lr, double wd, bool decay_first) {
+    for (int i = 0; i < n; i++) {
+        if (decay_first) p[i] -= lr * wd * p[i];
+        m[i] = B1 * m[i] + (1 - B1) * g[i];
+        v[i] = B2 * v[i] + (1 - B2) * g[i] * g[i];
+        double mhat = m[i] / (1 - pow(B1, t));
+        double den = sqrt(v[i]) / sqrt(1 - pow(B2, t)) + EPS;
+        p[i] -= lr * mhat / den;
+        if (!decay_first) p[i] -= lr * wd * p[i];
+    }
+}
+
+START_TEST(ex6_2_decay_order_over_steps) {
+    // Four steps with gradients that change sign, lr 0.1, wd 0.5: decay
+    // on the old p, then the Adam step, as PyTorch does. Decaying after
+    // the step gives weights that differ by over 100 times the tolerance
+    // (checked below, so that this case can tell the two apart).
+    enum { N = 3, STEPS = 4 };
+    const double lr = 0.1, wd = 0.5;
+    const double gs[STEPS][N] = {{0.4, -1.5, 0.02}, {-0.3, -1.0, 0.05},
+                                 {0.2, 0.5, -0.01}, {0.6, -0.2, 0.03}};
+    float p[N] = {1.5f, -0.8f, 3.0f}, m[N] = {0}, v[N] = {0};
+    double want[N] = {1.5, -0.8, 3.0}, wm[N] = {0}, wv[N] = {0};
+    double other[N] = {1.5, -0.8, 3.0}, om[N] = {0}, ov[N] = {0};
+    for (int t = 1; t <= STEPS; t++) {
+        float g[N];
+        for (int i = 0; i < N; i++) g[i] = (float)gs[t - 1][i];
+        double gd[N];
+        for (int i = 0; i < N; i++) gd[i] = g[i];
+        ex_adamw_update(p, g, m, v, N, t, (float)lr, (float)wd, B1, B2,
+                        EPS);
+        adamw_ref(want, gd, wm, wv, N, t, lr, wd, true);
+        adamw_ref(other, gd, om, ov, N, t, lr, wd, false);
+        char what[64];
+        snprintf(what, sizeof what, "p after step %d (decay, then step)", t);
+        ck_assert_close(what, p, want, N, 1e-7, 1e-6);
+    }
+    for (int i = 0; i < N; i++)
+        ck_assert_msg(fabs(other[i] - want[i]) > 1e-4 * (1 + fabs(want[i])),
+                      "the two orders agree at %d: the case proves nothing",
+                      i);
+}
+END_TEST
+
 START_TEST(ex6_2_pure_decay) {
     // A zero gradient leaves m and v at 0 and the Adam step at 0/(0+eps)
     // = 0: only the decoupled decay acts, p *= 1 - lr * wd each step.
@@ -392,6 +440,7 @@ END_TEST
 TCase *ex6_2_tcase(void) {
     TCase *tc = tcase_new("ex6.2", "ch6 exercises");
     tcase_add_test(tc, ex6_2_first_step_by_hand);
+    tcase_add_test(tc, ex6_2_decay_order_over_steps);
     tcase_add_test(tc, ex6_2_pure_decay);
     tcase_add_test(tc, ex6_2_matches_pytorch);
     tcase_add_test(tc, ex6_2_in_place);
