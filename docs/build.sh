@@ -9,6 +9,8 @@
 #
 # Every page is one pandoc call using docs/template.html, docs/style.css
 # and the Lua filter docs/include.lua (code inclusion + link rewriting).
+# Before rendering, docs/check_regions.sh checks that every region marked
+# in the sources (//> name ... //< name) is included by some chapter.
 # Works offline; needs only pandoc (>= 2.11; Debian 12 ships 2.17).
 #
 # Environment:
@@ -30,12 +32,17 @@ PANDOC=${PANDOC:-pandoc}
 
 command -v "$PANDOC" >/dev/null 2>&1 ||
   die "pandoc not found (looked for '$PANDOC'); install it, e.g. 'apt-get install pandoc'"
-for f in template.html style.css include.lua; do
+for f in template.html style.css include.lua check_regions.sh; do
   [[ -f $DOCS_DIR/$f ]] || die "missing $DOCS_DIR/$f"
 done
 [[ -d $ROOT ]] || die "DOCS_ROOT '$ROOT' is not a directory"
 cd "$ROOT"
 [[ -f README.md ]] || die "no README.md in $(pwd) (run from the repository root or set DOCS_ROOT)"
+
+# Every marked region must be shown somewhere (include.lua checks the
+# other direction: every included region must exist).
+DOCS_ROOT=. bash "$DOCS_DIR/check_regions.sh" ||
+  die "unused regions (above): include each in a chapter, remove its markers, or list it in docs/regions-unused.txt"
 
 OUT=docs/site
 # How output paths are shown in the log: relative to where we were started.
