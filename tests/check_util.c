@@ -1,5 +1,9 @@
 #include "check_util.h"
 
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "exercise.h"
 #include "mem.h"
 #include "rng.h"
@@ -18,12 +22,19 @@ _Noreturn void exercise_not_implemented(const char *id, const char *func) {
     __builtin_unreachable();   // ck_abort_msg does not return
 }
 
-Fixture *fixture_open(const char *path, const char *script) {
+Fixture *fixture_open(const char *file) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/reference/%s", file);
     Error err;
     Fixture *f = fixture_load(path, &err);
-    ck_assert_msg(f != NULL, "%s (python3 tests/reference/%s writes it)",
-                  err.msg, script);
-    return f;
+    if (f) return f;
+    // chN_ex.txt -> gen_chN_ex.py, chN_what.txt -> gen_chN.py
+    int stem = (int)strcspn(file, ".");
+    bool ex = stem >= 3 && strncmp(file + stem - 3, "_ex", 3) == 0;
+    int len = ex ? stem : (int)strcspn(file, "_.");
+    ck_abort_msg("%s (python3 tests/reference/gen_%.*s.py writes it)",
+                 err.msg, len, file);
+    return NULL;
 }
 
 float *randn_floats(size_t n, float std, uint64_t seed) {

@@ -34,10 +34,12 @@
 // as "ch1" or "ch1 exercises": CK_INCLUDE_TAGS=ch1 runs only those).
 TCase *tcase_new(const char *name, const char *tags);
 
-// Loads a reference fixture, or fails the running test with a message
-// that names the script writing it (tests/reference/<script>).
+// Loads the reference fixture tests/reference/<file>, or fails the running
+// test with the loader's message and the command that writes the file:
+// tests/reference/gen_chN_ex.py for chN_ex.*, gen_chN.py for any other
+// chN_* (the naming the generators follow).
 #include "fixture.h"
-Fixture *fixture_open(const char *path, const char *script);
+Fixture *fixture_open(const char *file);
 
 // n draws of N(0, std^2) from a generator seeded with seed, in a new
 // alloc_floats array (free it).

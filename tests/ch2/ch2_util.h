@@ -1,5 +1,6 @@
 // ch2_util.h - small helpers shared by the chapter 2 tests (test_ch2.c and
-// test_ex2.c): fixtures, masks, random inputs, the weighted-sum loss.
+// test_ex2.c, and through ch3_util.h later chapters'): fixture copies,
+// masks, the weighted-sum loss and the linear layer's gradient check.
 #ifndef TESTS_CH2_UTIL_H
 #define TESTS_CH2_UTIL_H
 
@@ -10,19 +11,12 @@
 
 #include "check_util.h"
 #include "fixture.h"
+#include "linear.h"
 #include "mem.h"
 #include "rng.h"
 
-// tests/reference/<file>, or the test fails saying how to make it.
-static inline Fixture *fx_open(const char *file) {
-    char path[256];
-    snprintf(path, sizeof path, "tests/reference/%s", file);
-    Error err;
-    Fixture *f = fixture_load(path, &err);
-    ck_assert_msg(f != NULL, "%s (python3 tests/reference/gen_ch2.py "
-                  "writes it)", err.msg);
-    return f;
-}
+// fixture_open (tests/reference/<file>, or the test fails naming the
+// script that writes it) is in check_util.h.
 
 // A malloc'd copy of a fixture tensor (tests perturb their inputs).
 static inline float *fx_copy(const Fixture *f, const char *name,
@@ -53,6 +47,20 @@ static inline double weighted_sum(const float *out, const float *w,
     double sum = 0;
     for (size_t i = 0; i < n; i++) sum += (double)out[i] * w[i];
     return sum;
+}
+
+// The gradient check of a linear layer: L = sum(linear(x) * w), for
+// chapter 2's linear_backward and exercise 3.3's.
+typedef struct {
+    float *x, *wt, *b, *out;   // (N, Ci), (Co, Ci), (Co,), (N, Co)
+    const float *w;            // (N, Co)
+    int N, Ci, Co;
+} LinearCtx;
+
+static inline double linear_loss(void *p) {
+    LinearCtx *c = p;
+    linear_forward(c->out, c->x, c->wt, c->b, c->N, c->Ci, c->Co);
+    return weighted_sum(c->out, c->w, (size_t)c->N * c->Co);
 }
 
 static inline int all_finite(const float *x, size_t n) {

@@ -84,7 +84,7 @@ END_TEST
 // ---- linear ---------------------------------------------------------------
 
 START_TEST(linear_matches_pytorch) {
-    Fixture *f = fx_open("ch2_linear.txt");
+    Fixture *f = fixture_open("ch2_linear.txt");
     const int dims[2][3] = {{5, 7, 3}, {4, 3, 6}};    // N, C_in, C_out
     const char *names[2] = {"bias", "nobias"};
     for (int i = 0; i < 2; i++) {
@@ -123,18 +123,6 @@ START_TEST(linear_matches_pytorch) {
     fixture_free(f);
 }
 END_TEST
-
-typedef struct {
-    float *x, *wt, *b, *out;
-    const float *w;
-    int N, Ci, Co;
-} LinearCtx;
-
-static double linear_loss(void *p) {
-    LinearCtx *c = p;
-    linear_forward(c->out, c->x, c->wt, c->b, c->N, c->Ci, c->Co);
-    return weighted_sum(c->out, c->w, (size_t)c->N * c->Co);
-}
 
 START_TEST(linear_backward_finite_differences) {
     const int dims[3][3] = {{3, 5, 2}, {1, 1, 1}, {4, 6, 9}};
@@ -277,7 +265,7 @@ static void att_grads(AttProblem *p, float *dq, float *dk, float *dv) {
 }
 
 START_TEST(attention_matches_pytorch) {
-    Fixture *f = fx_open("ch2_attention.txt");
+    Fixture *f = fixture_open("ch2_attention.txt");
     for (int i = 0; i < N_ATT_CASES; i++) {
         const AttCase *c = &ATT_CASES[i];
         AttProblem p = att_from_fixture(f, c);
@@ -300,7 +288,7 @@ START_TEST(attention_matches_pytorch) {
 END_TEST
 
 START_TEST(attention_backward_matches_pytorch) {
-    Fixture *f = fx_open("ch2_attention.txt");
+    Fixture *f = fixture_open("ch2_attention.txt");
     for (int i = 0; i < N_ATT_CASES; i++) {
         const AttCase *c = &ATT_CASES[i];
         AttProblem p = att_from_fixture(f, c);
@@ -747,7 +735,7 @@ static MhaGrads mha_grads(MhaProblem *p, int times) {
 }
 
 START_TEST(mha_matches_pytorch) {
-    Fixture *f = fx_open("ch2_mha.txt");
+    Fixture *f = fixture_open("ch2_mha.txt");
     for (int i = 0; i < N_MHA_CASES; i++) {
         const MhaCase *c = &MHA_CASES[i];
         MhaProblem p = mha_from_fixture(f, c);
@@ -768,7 +756,7 @@ START_TEST(mha_matches_pytorch) {
 END_TEST
 
 START_TEST(mha_backward_matches_pytorch) {
-    Fixture *f = fx_open("ch2_mha.txt");
+    Fixture *f = fixture_open("ch2_mha.txt");
     for (int i = 0; i < N_MHA_CASES; i++) {
         const MhaCase *c = &MHA_CASES[i];
         MhaProblem p = mha_from_fixture(f, c);

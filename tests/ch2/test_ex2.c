@@ -184,7 +184,7 @@ START_TEST(ex2_3_by_hand) {
 END_TEST
 
 START_TEST(ex2_3_matches_pytorch) {
-    Fixture *f = fx_open("ch2_attention.txt");
+    Fixture *f = fixture_open("ch2_attention.txt");
     for (int i = 0; i < N_CASES; i++) {
         const Case *c = &CASES[i];
         int Tq = c->Tq, Tk = c->Tk, HS = c->HS;
@@ -329,7 +329,7 @@ TCase *ex2_4_tcase(void) {
 START_TEST(ex2_5_matches_pytorch) {
     // the gradients PyTorch's autograd found, head by head; dq, dk, dv
     // start at 1 to check that the answer is added, not stored
-    Fixture *f = fx_open("ch2_attention.txt");
+    Fixture *f = fixture_open("ch2_attention.txt");
     for (int i = 0; i < N_CASES; i++) {
         const Case *c = &CASES[i];
         int Tq = c->Tq, Tk = c->Tk, HS = c->HS;
@@ -444,7 +444,7 @@ typedef struct {
 
 static SelfAtt selfatt_open(void) {
     SelfAtt s;
-    s.f = fx_open("ch2_selfatt.txt");
+    s.f = fixture_open("ch2_selfatt.txt");
     const int sx[2] = {ST, SC}, sw[2] = {3 * SC, SC};
     s.x = fx_copy(s.f, "selfatt.x", sx, 2);
     s.w = fixture_get(s.f, "selfatt.w_qkv", sw, 2);

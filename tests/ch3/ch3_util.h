@@ -6,17 +6,6 @@
 
 #include "ch2/ch2_util.h"
 
-// tests/reference/<file>, or the test fails saying how to make it.
-static inline Fixture *fx3_open(const char *file) {
-    char path[256];
-    snprintf(path, sizeof path, "tests/reference/%s", file);
-    Error err;
-    Fixture *f = fixture_load(path, &err);
-    ck_assert_msg(f != NULL, "%s (python3 tests/reference/gen_%.3s.py "
-                  "writes it)", err.msg, file);
-    return f;
-}
-
 // fixture_get of "<prefix>.<what>" (shape checked when shape is not NULL).
 static inline const float *fx_get2(const Fixture *f, const char *prefix,
                                    const char *what, const int *shape,

@@ -111,7 +111,7 @@ START_TEST(gelu_known_values) {
 END_TEST
 
 START_TEST(gelu_matches_pytorch) {
-    Fixture *f = fx3_open("ch3_gelu.txt");
+    Fixture *f = fixture_open("ch3_gelu.txt");
     size_t n;
     Error err;
     const float *x = fixture_find(f, "x", NULL, 0, &n, &err);
@@ -431,7 +431,7 @@ static FfnGrads ffn_grads(FfnProblem *p, int times) {
 }
 
 START_TEST(ffn_matches_pytorch) {
-    Fixture *f = fx3_open("ch3_ffn.txt");
+    Fixture *f = fixture_open("ch3_ffn.txt");
     for (int i = 0; i < N_FFN_CASES; i++) {
         FfnProblem p = ffn_from_fixture(f, &FFN_CASES[i]);
         const FfnCase *c = &p.c;
@@ -455,7 +455,7 @@ START_TEST(ffn_matches_pytorch) {
 END_TEST
 
 START_TEST(ffn_backward_matches_pytorch) {
-    Fixture *f = fx3_open("ch3_ffn.txt");
+    Fixture *f = fixture_open("ch3_ffn.txt");
     for (int i = 0; i < N_FFN_CASES; i++) {
         FfnProblem p = ffn_from_fixture(f, &FFN_CASES[i]);
         const FfnCase *c = &p.c;
@@ -759,7 +759,7 @@ static void swi_grads_free(SwiGrads *g) {
 }
 
 START_TEST(swiglu_matches_pytorch) {
-    Fixture *f = fx3_open("ch3_swiglu.txt");
+    Fixture *f = fixture_open("ch3_swiglu.txt");
     for (int i = 0; i < N_SWI_CASES; i++) {
         SwiProblem p = swi_from_fixture(f, &SWI_CASES[i]);
         const SwiCase *c = &p.c;

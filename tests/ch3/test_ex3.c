@@ -86,7 +86,7 @@ START_TEST(ex3_2_known_values) {
 END_TEST
 
 START_TEST(ex3_2_matches_pytorch) {
-    Fixture *f = fx3_open("ch3_gelu.txt");
+    Fixture *f = fixture_open("ch3_gelu.txt");
     size_t n;
     Error err;
     const float *x = fixture_find(f, "x", NULL, 0, &n, &err);
@@ -143,7 +143,7 @@ TCase *ex3_2_tcase(void) {
 START_TEST(ex3_3_matches_pytorch) {
     // chapter 2's fixture (autograd of L = sum(out * w)); the gradients
     // start at 1, so the answer must be added to them
-    Fixture *f = fx3_open("ch2_linear.txt");
+    Fixture *f = fixture_open("ch2_linear.txt");
     const int dims[2][3] = {{5, 7, 3}, {4, 3, 6}};    // N, C_in, C_out
     const char *names[2] = {"bias", "nobias"};
     for (int k = 0; k < 2; k++) {
@@ -180,37 +180,26 @@ START_TEST(ex3_3_matches_pytorch) {
 }
 END_TEST
 
-typedef struct {
-    float *x, *wt, *b, *out;
-    const float *w;
-    int N, Ci, Co;
-} LinCtx;
-
-// The forward pass is chapter 2's linear_forward, a different function
-// from the one under test: L = sum(out * w).
-static double lin_loss(void *p) {
-    LinCtx *c = p;
-    linear_forward(c->out, c->x, c->wt, c->b, c->N, c->Ci, c->Co);
-    return weighted_sum(c->out, c->w, (size_t)c->N * c->Co);
-}
-
+// linear_loss (ch2_util.h) runs chapter 2's linear_forward, a different
+// function from the one under test: L = sum(out * w).
 START_TEST(ex3_3_finite_differences) {
     const int dims[4][3] = {{1, 1, 1}, {3, 5, 2}, {4, 6, 9}, {2, 7, 3}};
     for (int k = 0; k < 4; k++) {
         int N = dims[k][0], Ci = dims[k][1], Co = dims[k][2];
-        LinCtx c = {randn_floats((size_t)N * Ci, 1.0f, 60 + k),
-                    randn_floats((size_t)Co * Ci, 0.5f, 64 + k),
-                    randn_floats((size_t)Co, 0.5f, 68 + k),
-                    alloc_floats((size_t)N * Co),
-                    randn_floats((size_t)N * Co, 1.0f, 72 + k), N, Ci, Co};
+        LinearCtx c = {randn_floats((size_t)N * Ci, 1.0f, 60 + k),
+                       randn_floats((size_t)Co * Ci, 0.5f, 64 + k),
+                       randn_floats((size_t)Co, 0.5f, 68 + k),
+                       alloc_floats((size_t)N * Co),
+                       randn_floats((size_t)N * Co, 1.0f, 72 + k), N, Ci,
+                       Co};
         float *dx = alloc_floats((size_t)N * Ci);
         float *dw = alloc_floats((size_t)Co * Ci), *db = alloc_floats(Co);
         ex_linear_backward(dx, dw, db, c.w, c.x, c.wt, N, Ci, Co);
-        ck_assert_grad("dinp", lin_loss, &c, c.x, dx, (size_t)N * Ci, 1e-2,
-                       1e-4, 2e-3);
-        ck_assert_grad("dweight", lin_loss, &c, c.wt, dw, (size_t)Co * Ci,
+        ck_assert_grad("dinp", linear_loss, &c, c.x, dx, (size_t)N * Ci,
                        1e-2, 1e-4, 2e-3);
-        ck_assert_grad("dbias", lin_loss, &c, c.b, db, (size_t)Co, 1e-2,
+        ck_assert_grad("dweight", linear_loss, &c, c.wt, dw, (size_t)Co * Ci,
+                       1e-2, 1e-4, 2e-3);
+        ck_assert_grad("dbias", linear_loss, &c, c.b, db, (size_t)Co, 1e-2,
                        1e-4, 2e-3);
         free(c.x);
         free(c.wt);
@@ -262,8 +251,8 @@ typedef struct {
 } Swi;
 
 static Swi swi_open(const char *name, int B, int T, int C, int H) {
-    Swi s = {fx3_open("ch3_swiglu.txt"), name, B * T, C, H, NULL, NULL, NULL,
-             NULL, NULL};
+    Swi s = {fixture_open("ch3_swiglu.txt"), name, B * T, C, H, NULL, NULL,
+             NULL, NULL, NULL};
     const int sx[3] = {B, T, C}, sh[2] = {H, C}, sd[2] = {C, H};
     char key[64];
 #define COPY(what, shape, nd) (snprintf(key, sizeof key, "%s.%s", name, \

@@ -66,7 +66,7 @@ static const NormCase NORM_FIXTURES[] = {
 };
 
 START_TEST(norms_match_pytorch) {
-    Fixture *f = fx3_open("ch4_norm.txt");
+    Fixture *f = fixture_open("ch4_norm.txt");
     for (size_t k = 0; k < sizeof NORM_FIXTURES / sizeof *NORM_FIXTURES;
          k++) {
         const NormCase *c = &NORM_FIXTURES[k];
@@ -314,7 +314,7 @@ static const BlockCase BLOCK_FIXTURES[] = {
 };
 
 START_TEST(blocks_match_pytorch) {
-    Fixture *f = fx3_open("ch4_block.txt");
+    Fixture *f = fixture_open("ch4_block.txt");
     for (size_t k = 0; k < sizeof BLOCK_FIXTURES / sizeof *BLOCK_FIXTURES;
          k++) {
         BlockProblem p = bp_fixture(f, &BLOCK_FIXTURES[k]);

@@ -94,7 +94,7 @@ START_TEST(ex4_1_known_values) {
 END_TEST
 
 START_TEST(ex4_1_matches_pytorch) {
-    Fixture *f = fx3_open("ch4_norm.txt");
+    Fixture *f = fixture_open("ch4_norm.txt");
     for (size_t k = 0; k < sizeof LN_FX / sizeof *LN_FX; k++) {
         const NormFx *c = &LN_FX[k];
         size_t n = (size_t)c->N * c->C;
@@ -128,7 +128,7 @@ TCase *ex4_1_tcase(void) {
 
 START_TEST(ex4_2_matches_pytorch) {
     // the gradients start at 0.5: the answer is added
-    Fixture *f = fx3_open("ch4_norm.txt");
+    Fixture *f = fixture_open("ch4_norm.txt");
     for (size_t k = 0; k < sizeof LN_FX / sizeof *LN_FX; k++) {
         const NormFx *c = &LN_FX[k];
         size_t n = (size_t)c->N * c->C;
@@ -231,7 +231,7 @@ START_TEST(ex4_3_forward_matches_pytorch) {
     double s = 1 / sqrt(12.5 + 1e-6);
     const double want[2] = {3 * s, -8 * s};
     ck_assert_close("rmsnorm([3, 4])", y, want, 2, 1e-7, 1e-6);
-    Fixture *f = fx3_open("ch4_norm.txt");
+    Fixture *f = fixture_open("ch4_norm.txt");
     for (size_t k = 0; k < sizeof RMS_FX / sizeof *RMS_FX; k++) {
         const NormFx *c = &RMS_FX[k];
         size_t n = (size_t)c->N * c->C;
@@ -250,7 +250,7 @@ START_TEST(ex4_3_forward_matches_pytorch) {
 END_TEST
 
 START_TEST(ex4_3_backward_matches_pytorch) {
-    Fixture *f = fx3_open("ch4_norm.txt");
+    Fixture *f = fixture_open("ch4_norm.txt");
     for (size_t k = 0; k < sizeof RMS_FX / sizeof *RMS_FX; k++) {
         const NormFx *c = &RMS_FX[k];
         size_t n = (size_t)c->N * c->C;
@@ -300,7 +300,7 @@ static const PostFx POST_FX[] = {
 };
 
 START_TEST(ex4_4_matches_pytorch) {
-    Fixture *f = fx3_open("ch4_block.txt");
+    Fixture *f = fixture_open("ch4_block.txt");
     for (size_t k = 0; k < sizeof POST_FX / sizeof *POST_FX; k++) {
         const PostFx *c = &POST_FX[k];
         const int sx[3] = {c->B, c->T, c->C};

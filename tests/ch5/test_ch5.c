@@ -25,7 +25,7 @@
 static const char *CASES[] = {"bias", "nobias", "sin"};
 
 static Fixture *open_fixture(void) {
-    return fixture_open(REF "ch5_gpt.txt", "gen_ch5.py");
+    return fixture_open("ch5_gpt.txt");
 }
 
 static void load_case(const char *name, Gpt *m, Vocab *v) {

@@ -16,8 +16,6 @@
 #include "mem.h"
 #include "rng.h"
 
-#define FIXTURE_PATH "tests/reference/ch5_ex.txt"
-
 // ---- 5.1 parameter count --------------------------------------------------
 
 static GptConfig config(int V, int block, int L, int NH, int C, bool bias,
@@ -173,7 +171,7 @@ END_TEST
 
 START_TEST(ex5_2_matches_pytorch) {
     // seed 001's SinusoidalPositionalEncoding, T 16, C 8
-    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch5_ex.py");
+    Fixture *f = fixture_open("ch5_ex.txt");
     const int shape[2] = {16, 8};
     float pe[16 * 8];
     ex_sinusoidal_table(pe, 16, 8);
@@ -524,7 +522,7 @@ START_TEST(ex5_5_matches_pytorch) {
     // autograd's gradient of a cross-entropy loss through a tied head:
     // x = wte[idx] + wpe[:T], h = layer_norm(x), logits = h @ wte^T
     enum { B = 2, T = 3, C = 4, V = 6, BLOCK = 5 };
-    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch5_ex.py");
+    Fixture *f = fixture_open("ch5_ex.txt");
     const int s_idx[2] = {B, T}, s_dx[3] = {B, T, C};
     const int s_dl[2] = {B * T, V}, s_h[2] = {B * T, C};
     const int s_wte[2] = {V, C}, s_wpe[2] = {BLOCK, C};
@@ -593,7 +591,7 @@ END_TEST
 
 START_TEST(ex5_6_matches_pytorch) {
     // seed 001's apply_rope (view_as_complex), positions 3 .. 7
-    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch5_ex.py");
+    Fixture *f = fixture_open("ch5_ex.txt");
     const int shape[4] = {1, 2, 5, 8};
     float x[1 * 2 * 5 * 8];
     memcpy(x, fixture_get(f, "rope.x", shape, 4), sizeof x);

@@ -18,8 +18,7 @@
 
 START_TEST(training_matches_pytorch) {
     Error err;
-    Fixture *f = fixture_load("tests/reference/ch6_train.txt", &err);
-    ck_assert_msg(f != NULL, "%s", err.msg);
+    Fixture *f = fixture_open("ch6_train.txt");
     Gpt m;
     Vocab v;
     ck_assert_msg(checkpoint_load("tests/reference/ch5_bias.safetensors",

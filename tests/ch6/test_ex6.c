@@ -17,8 +17,6 @@
 #include "mem.h"
 #include "rng.h"
 
-#define FIXTURE_PATH "tests/reference/ch6_ex.txt"
-
 // |got - want| <= rtol * |want|, with a message naming the value
 static void check_rel(const char *what, double got, double want,
                       double rtol) {
@@ -201,7 +199,7 @@ END_TEST
 START_TEST(ex6_1_matches_pytorch) {
     // F.cross_entropy(logits, targets, ignore_index=-1) and autograd: an
     // ordinary case and one with logits up to +-1000 (rtol as above)
-    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch6_ex.py");
+    Fixture *f = fixture_open("ch6_ex.txt");
     const struct { const char *name; int N, V; double rtol; } cases[2] = {
         {"xent", 8, 11, 1e-5}, {"xent_big", 4, 5, 1e-4}};
     for (int k = 0; k < 2; k++) {
@@ -367,7 +365,7 @@ START_TEST(ex6_2_matches_pytorch) {
     // on 12 parameters (2 with gradients near 1e-7, where eps matters),
     // weight decay 0.1 and 0
     enum { STEPS = 10, N = 12 };
-    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch6_ex.py");
+    Fixture *f = fixture_open("ch6_ex.txt");
     const char *names[2] = {"adamw.wd", "adamw.nowd"};
     const float wds[2] = {0.1f, 0.0f};
     const int s_n[1] = {N}, s_sn[2] = {STEPS, N};
@@ -654,7 +652,7 @@ START_TEST(ex6_4_matches_pytorch) {
     // clip_grad_norm_ over three tensors (20 + 7 + 9 values, flattened in
     // order): one global norm, one factor for all
     enum { N = 36 };
-    Fixture *f = fixture_open(FIXTURE_PATH, "gen_ch6_ex.py");
+    Fixture *f = fixture_open("ch6_ex.txt");
     const char *names[2] = {"clip.one", "clip.half"};
     const int s_n[1] = {N};
     for (int k = 0; k < 2; k++) {
