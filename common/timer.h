@@ -5,4 +5,11 @@
 // Seconds since an arbitrary fixed point (CLOCK_MONOTONIC), as a double.
 double time_now(void);
 
+// The best (smallest) wall time in ms of work(arg) over repeated runs: at
+// least min_reps runs, then more while min_seconds have not passed since
+// the first began, but never more than max_reps. The best of several runs
+// is the least disturbed by other processes, page faults and cold caches.
+double time_best_ms(void (*work)(void *), void *arg, int min_reps,
+                    int max_reps, double min_seconds);
+
 #endif

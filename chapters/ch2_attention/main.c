@@ -252,26 +252,15 @@ static void show_gradcheck(uint64_t seed) {
 
 // --- 4. the cost: quadratic in T ---------------------------------------------
 
-// The best time in ms of work(l) over repeats that take about 0.1 s.
-static double best_ms(void (*work)(Layer *), Layer *l) {
-    double best = INFINITY, t_end = time_now() + 0.1;
-    for (int rep = 0; rep < 3 || (time_now() < t_end && rep < 200); rep++) {
-        double t0 = time_now();
-        work(l);
-        best = fmin(best, 1e3 * (time_now() - t0));
-    }
-    return best;
-}
-
-static void run_layer(Layer *l) { layer_forward(l, NULL); }
+static void run_layer(void *l) { layer_forward(l, NULL); }
 
 // The attention core alone, on the heads the layer's cache already holds.
-static void run_core(Layer *l) {
+static void run_core(void *p) {
+    Layer *l = p;
     MhaCache *c = &l->cache;
     attention_forward(c->yh, c->att, c->q, c->k, c->v, NULL, true, l->B,
                       l->NH, l->T, l->T, l->C / l->NH, NULL);
 }
-
 
 static void show_timing(int max_T, uint64_t seed) {
     enum { B = 4, C = 128, NH = 4 };
@@ -289,8 +278,9 @@ static void show_timing(int max_T, uint64_t seed) {
         rng_seed(&rng, seed);
         Layer l;
         layer_init(&l, B, T, C, NH, false, &rng);
-        double layer_ms = best_ms(run_layer, &l);
-        double core_ms = best_ms(run_core, &l);
+        // the best of 3 to 200 runs over about 0.1 s (common/timer.h)
+        double layer_ms = time_best_ms(run_layer, &l, 3, 200, 0.1);
+        double core_ms = time_best_ms(run_core, &l, 3, 200, 0.1);
         printf("            %5d %11.3f", T, layer_ms);
         if (prev_layer > 0) printf(" %5.1fx", layer_ms / prev_layer);
         else printf(" %6s", "");

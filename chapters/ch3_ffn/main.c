@@ -307,7 +307,8 @@ static void bench_free(Bench *b) {
     ffn_scratch_free(&b->fs);
 }
 
-static void run_attention(Bench *b) {
+static void run_attention(void *p) {
+    Bench *b = p;
     if (mha_forward(b->out, &b->mc, b->x, b->wa, NULL, b->wp, NULL, NULL,
                     true, b->B, b->T, b->C, b->NH, NULL) != 0)
         die("attention forward failed");
@@ -315,7 +316,8 @@ static void run_attention(Bench *b) {
                  b->x, b->wa, b->wp, b->B, b->T, b->C, b->NH);
 }
 
-static void run_ffn(Bench *b) {
+static void run_ffn(void *p) {
+    Bench *b = p;
     if (ffn_forward(b->out, &b->fc, b->x, b->wf, NULL, b->wo, NULL,
                     GELU_EXACT, b->B, b->T, b->C, b->F, NULL) != 0)
         die("FFN forward failed");
@@ -324,23 +326,12 @@ static void run_ffn(Bench *b) {
 }
 
 // GELU alone, forward and backward, on the FFN's buffers.
-static void run_gelu(Bench *b) {
+static void run_gelu(void *p) {
+    Bench *b = p;
     size_t n = (size_t)b->B * b->T * b->F;
     gelu_forward(b->fc.a, b->fc.h, GELU_EXACT, n);
     gelu_backward(b->fs.dh, b->fs.da, b->fc.h, GELU_EXACT, n);
 }
-
-// The best time in ms of work(b) over repeats that take about 0.1 s.
-static double best_ms(void (*work)(Bench *), Bench *b) {
-    double best = INFINITY, t_end = time_now() + 0.1;
-    for (int rep = 0; rep < 3 || (time_now() < t_end && rep < 200); rep++) {
-        double t0 = time_now();
-        work(b);
-        best = fmin(best, 1e3 * (time_now() - t0));
-    }
-    return best;
-}
-
 
 static void show_timing(int max_T, uint64_t seed) {
     enum { B = 4, C = 128, NH = 4, F = 4 * C };
@@ -359,8 +350,10 @@ static void show_timing(int max_T, uint64_t seed) {
         rng_seed(&rng, seed);
         Bench b;
         bench_init(&b, B, T, C, NH, F, &rng);
-        double att = best_ms(run_attention, &b), ffn = best_ms(run_ffn, &b);
-        double gelu = best_ms(run_gelu, &b);
+        // the best of 3 to 200 runs over about 0.1 s (common/timer.h)
+        double att = time_best_ms(run_attention, &b, 3, 200, 0.1);
+        double ffn = time_best_ms(run_ffn, &b, 3, 200, 0.1);
+        double gelu = time_best_ms(run_gelu, &b, 3, 200, 0.1);
         printf("            %5d %9.3f", T, att);
         if (prev_att > 0) printf(" %4.1fx", att / prev_att);
         else printf(" %5s", "");
