@@ -22,31 +22,69 @@ _Noreturn void flags_fail(const char *fmt, ...) {
     exit(2);
 }
 
-static void print_default(const Flag *f) {
+// The variable's value as --help shows it; strings quoted, with the
+// invisible characters spelled out ("\n").
+static void format_default(char *buf, size_t size, const Flag *f) {
     switch (f->type) {
-    case FLAG_INT: printf("%d", *(int *)f->value); break;
-    case FLAG_U64: printf("%llu", (unsigned long long)*(uint64_t *)f->value);
-        break;
-    case FLAG_FLOAT: printf("%g", (double)*(float *)f->value); break;
-    case FLAG_STRING: {
-        // quoted, with the invisible characters spelled out: "\n"
-        const char *s = *(const char **)f->value;
-        if (!s || !*s) {
-            printf("none");
-            break;
-        }
-        putchar('"');
-        for (; *s; s++) {
-            if (*s == '\n') printf("\\n");
-            else if (*s == '\t') printf("\\t");
-            else if (*s == '"' || *s == '\\') printf("\\%c", *s);
-            else putchar(*s);
-        }
-        putchar('"');
-        break;
+    case FLAG_INT: snprintf(buf, size, "%d", *(int *)f->value); return;
+    case FLAG_U64:
+        snprintf(buf, size, "%llu",
+                 (unsigned long long)*(uint64_t *)f->value);
+        return;
+    case FLAG_FLOAT:
+        snprintf(buf, size, "%g", (double)*(float *)f->value);
+        return;
+    case FLAG_BOOL:
+        snprintf(buf, size, "%s", *(bool *)f->value ? "on" : "off");
+        return;
+    case FLAG_STRING: break;
     }
-    case FLAG_BOOL: printf("%s", *(bool *)f->value ? "on" : "off"); break;
+    const char *s = *(const char **)f->value;
+    if (!s || !*s) {
+        snprintf(buf, size, "none");
+        return;
     }
+    size_t n = 0;
+    buf[n++] = '"';
+    for (; *s && n + 4 < size; s++) {
+        char c = *s == '\n' ? 'n' : *s == '\t' ? 't' : *s;
+        if (c != *s || *s == '"' || *s == '\\') buf[n++] = '\\';
+        buf[n++] = c;
+    }
+    buf[n++] = '"';
+    buf[n] = 0;
+}
+
+// "  --name ARG   help (default: X)", folded between words so that no
+// line passes 80 columns.
+static void print_flag(const char *left, const char *help, const Flag *f) {
+    char text[512], def[160];
+    format_default(def, sizeof def, f);
+    snprintf(text, sizeof text, "%s (default: %s)", help, def);
+    enum { INDENT = 25, WIDTH = 80 };
+    printf("  %-22s ", left);
+    int col = INDENT;
+    if ((int)strlen(left) > 22)   // a long name gets a line of its own
+        printf("\n%*s", INDENT, "");
+    const char *w = text;
+    bool first = true;
+    while (*w) {
+        const char *end = strchr(w, ' ');
+        int len = end ? (int)(end - w) : (int)strlen(w);
+        if (!first && col + 1 + len > WIDTH) {
+            printf("\n%*s", INDENT, "");
+            col = INDENT;
+        } else if (!first) {
+            putchar(' ');
+            col++;
+        }
+        printf("%.*s", len, w);
+        col += len;
+        first = false;
+        w += len;
+        while (*w == ' ') w++;
+    }
+    putchar('\n');
 }
 
 static void print_help(const char *summary, const Flag *flags, int n) {
@@ -57,9 +95,7 @@ static void print_help(const char *summary, const Flag *flags, int n) {
                           flags[i].type == FLAG_FLOAT ? " X" : " N";
         char left[64];
         snprintf(left, sizeof left, "--%s%s", flags[i].name, arg);
-        printf("  %-22s %s (default: ", left, flags[i].help);
-        print_default(&flags[i]);
-        printf(")\n");
+        print_flag(left, flags[i].help, &flags[i]);
     }
     printf("  %-22s %s\n", "--help", "show this message and exit");
 }
@@ -114,6 +150,30 @@ static const char *type_word(FlagType t) {
     return "a value";
 }
 
+// The variables the command line set, for flags_given.
+enum { MAX_GIVEN = 64 };
+static const void *given[MAX_GIVEN];
+static int n_given;
+
+bool flags_given(const void *value) {
+    for (int i = 0; i < n_given; i++)
+        if (given[i] == value) return true;
+    return false;
+}
+
+const char *flags_peek(int argc, char **argv, const char *name) {
+    size_t len = strlen(name);
+    const char *found = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, len) != 0)
+            continue;
+        if (a[2 + len] == '=') found = a + 3 + len;
+        else if (a[2 + len] == 0 && i + 1 < argc) found = argv[++i];
+    }
+    return found;
+}
+
 void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
                  const char *summary) {
     error_set_progname(argv[0]);
@@ -141,5 +201,7 @@ void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
         if (set_value(f, text) != 0)
             flags_fail("--%s expects %s, got '%s'", f->name,
                        type_word(f->type), text);
+        if (!flags_given(f->value) && n_given < MAX_GIVEN)
+            given[n_given++] = f->value;
     }
 }

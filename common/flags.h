@@ -9,11 +9,12 @@
 //
 // Accepts "--name value" and "--name=value"; a FLAG_BOOL flag is "--name"
 // (or --name=0/1). --help prints every flag with its default (the value the
-// variable holds before parsing) and exits 0. An unknown flag, a missing or
+// variable holds before parsing), folded to 80 columns, and exits 0. An unknown flag, a missing or
 // malformed value prints one error line and exits with status 2.
 #ifndef COMMON_FLAGS_H
 #define COMMON_FLAGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum { FLAG_INT, FLAG_U64, FLAG_FLOAT, FLAG_STRING, FLAG_BOOL } FlagType;
@@ -27,6 +28,17 @@ typedef struct {
 
 void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
                  const char *summary);
+
+// After flags_parse: whether the command line set the variable at value
+// (a flag given with the value it already had counts as set). A program
+// whose defaults come from elsewhere (a preset, a saved run) asks this
+// instead of reserving a value that means "unset".
+bool flags_given(const void *value);
+
+// Before flags_parse: the value of --name in argv (the last one if it is
+// given twice), or NULL. For a flag that decides the other flags'
+// defaults, so that --help shows the defaults that will really apply.
+const char *flags_peek(int argc, char **argv, const char *name);
 
 // For checks after parsing ("--batch must be at least 1"): prints
 // "<prog>: error: <message>" and exits with status 2, like a parse error.

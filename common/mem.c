@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -32,4 +33,20 @@ float *alloc_floats(size_t count) {
     checked(p, bytes);
     memset(p, 0, bytes);
     return p;
+}
+
+size_t mem_physical(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0) return 0;
+    return (size_t)pages * (size_t)size;
+}
+
+int mem_check(size_t floats, const char *what, const char *hint,
+              Error *err) {
+    size_t have = mem_physical();
+    double need = (double)floats * sizeof(float);
+    if (have == 0 || need <= (double)have) return 0;
+    const double mib = 1024.0 * 1024.0;
+    return error_set(err, "%s needs %.0f MiB but this machine has %.0f MiB: "
+                     "%s", what, need / mib, have / mib, hint);
 }

@@ -7,10 +7,9 @@ double prof_seconds[PROF_KINDS][2];
 
 const char *prof_name(ProfKind k) {
     static const char *names[PROF_KINDS] = {
-        "data (batches)", "embedding", "matmul (Linear layers)",
-        "attention core (scores, softmax, sum)", "normalisation",
-        "elementwise (activation, residual, dropout)",
-        "softmax + cross-entropy", "optimiser (zeroing, clipping, AdamW)"};
+        "data (batches)", "embedding", "matmul (Linear)",
+        "attention core", "normalisation", "elementwise",
+        "loss (softmax + xent)", "optimiser"};
     return k < PROF_KINDS ? names[k] : "?";
 }
 

@@ -11,26 +11,31 @@ void format_duration(double s, char *buf, size_t size) {
     else snprintf(buf, size, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
 }
 
-void progress_start(Progress *p, FILE *out, long total_steps) {
+void progress_start(Progress *p, FILE *out, long total_steps, int every) {
     p->out = out;
     p->total_steps = total_steps;
-    p->t_start = time_now();
-    p->tokens = 0;
+    p->every = every > 0 ? every : 1;
+    p->seconds = 0;
+    p->steps = 0;
     p->tty = isatty(fileno(out));
     p->open = false;
 }
 
-void progress_update(Progress *p, long step, double tokens, const char *extra) {
-    p->tokens += tokens;
-    double elapsed = time_now() - p->t_start;
-    double per_step = step > 0 ? elapsed / (double)step : 0;
+void progress_update(Progress *p, long step, double tokens, double seconds,
+                     const char *extra) {
+    p->seconds += seconds;
+    p->steps++;
+    if (!p->tty && p->steps > 1 && step % p->every != 0
+        && step != p->total_steps)
+        return;
     char eta[32];
-    format_duration(per_step * (double)(p->total_steps - step), eta, sizeof eta);
+    format_duration(p->seconds / p->steps * (double)(p->total_steps - step),
+                    eta, sizeof eta);
     if (p->tty) fputs("\r\033[K", p->out);   // back to column 0, clear line
-    fprintf(p->out, "step %5ld/%ld", step, p->total_steps);
-    if (extra && *extra) fprintf(p->out, " | %s", extra);
-    fprintf(p->out, " | %.0f tok/s | %.1f ms/step | ETA %s",
-            elapsed > 0 ? p->tokens / elapsed : 0.0, 1e3 * per_step, eta);
+    fprintf(p->out, "step %ld/%ld", step, p->total_steps);
+    if (extra && *extra) fprintf(p->out, "  %s", extra);
+    fprintf(p->out, "  %.0f tok/s  ETA %s",
+            seconds > 0 ? tokens / seconds : 0.0, eta);
     if (p->tty) p->open = true;
     else fputc('\n', p->out);
     fflush(p->out);

@@ -1,9 +1,10 @@
-// progress.h - the progress line of long runs:
+// progress.h - the progress line of a training run:
 //
-//   step  120/5000 | loss 2.3412 | 48,210 tok/s | 2.5 ms/step | ETA 3m12s
+//   step 120/1800  loss 2.3412  lr 2.0e-03  norm 0.412  21350 tok/s  ETA 3m12s
 //
-// On a terminal the line is redrawn in place; when the output goes to a
-// file or a pipe, each update is printed as a plain line instead.
+// On a terminal the line is redrawn in place after every step. When the
+// output goes to a file or a pipe, a plain line is printed for the first
+// step, every `every` steps and the last, so that a log stays readable.
 #ifndef COMMON_PROGRESS_H
 #define COMMON_PROGRESS_H
 
@@ -13,17 +14,21 @@
 typedef struct {
     FILE *out;
     long total_steps;
-    double t_start;       // time_now() at progress_start
-    double tokens;        // tokens processed since the start
+    int every;            // steps between plain lines (not a terminal)
+    double seconds;       // time of the steps reported so far
+    long steps;           // how many were reported
     bool tty;             // redraw in place?
     bool open;            // a redrawn line is on screen, not yet ended
 } Progress;
 
-void progress_start(Progress *p, FILE *out, long total_steps);
+void progress_start(Progress *p, FILE *out, long total_steps, int every);
 
-// Reports that step (1-based) is done and tokens more were processed;
-// extra is the caller's own text ("loss 2.34 | lr 3e-4"), may be NULL.
-void progress_update(Progress *p, long step, double tokens, const char *extra);
+// Reports that step (1-based) is done, having processed tokens tokens in
+// seconds. extra is the caller's own text ("loss 2.3412  lr 3.0e-04"),
+// may be NULL. The speed is this step's; the ETA comes from the mean time
+// of the steps reported so far.
+void progress_update(Progress *p, long step, double tokens, double seconds,
+                     const char *extra);
 
 // Ends the redrawn line (if any) so normal printing can resume.
 void progress_end(Progress *p);

@@ -3,38 +3,41 @@
 // checkpoints that resume exactly, and a profile of where the time goes.
 //
 //   ./ch6                          the default recipe: a few minutes here
-//   ./ch6 --preset seed            seed 001's run (5000 steps of 64 x 128)
+//   ./ch6 --preset notes           the course notes' run (5000 steps)
 //   ./ch6 --preset nanogpt         nanoGPT's shakespeare-char recipe
 //   ./ch6 --out run1 --save-every 500     checkpoints in run1/
 //   ./ch6 --resume run1            continue it, bit for bit
 //   ./ch6 --steps 50 --profile     time and memory by operation
+//
+// main reads as the run does: parse the flags, build the run (new or
+// resumed), check the output folder, train, report.
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint.h"
+#include "chart.h"
+#include "checkpoint_state.h"
 #include "dataset.h"
 #include "error.h"
 #include "flags.h"
 #include "generate.h"
+#include "gpt_train.h"
 #include "mem.h"
 #include "profile.h"
 #include "progress.h"
 #include "threads.h"
 #include "timer.h"
-#include "train.h"
 #include "utf8.h"
 
 // ---- presets ---------------------------------------------------------------
 
-// Every setting of a run. A flag left at its "unset" value (-1, or "" for
-// strings) takes the preset's value, or on --resume the saved run's.
 typedef struct {
     const char *name, *about;
     int layers, heads, embd, block, bias;
@@ -52,8 +55,9 @@ static const Preset PRESETS[] = {
      {.batch = 16, .steps = 1800, .lr = 2e-3f, .min_lr = 2e-4f,
       .warmup = 100, .decay_steps = 1800, .adamw = {0.9f, 0.99f, 1e-8f, 0.1f},
       .grad_clip = 1.0f, .eval_every = 200, .eval_iters = 20, .seed = 1337}},
-    {"seed", "seed 001's run: 4 layers, 4 heads, 128 wide, block 128, batch "
-     "64, AdamW 3e-4, 5000 steps", 4, 4, 128, 128, 0, 0.0f,
+    {"notes", "the course notes' run (Implementing a Transformer from "
+     "scratch): 4 layers, 4 heads, 128 wide, block 128, batch 64, AdamW "
+     "3e-4, 5000 steps", 4, 4, 128, 128, 0, 0.0f,
      {.batch = 64, .steps = 5000, .lr = 3e-4f, .min_lr = 3e-4f,
       .warmup = 0, .decay_steps = 5000, .adamw = {0.9f, 0.999f, 1e-8f, 0.01f},
       .grad_clip = 0.0f, .eval_every = 500, .eval_iters = 50, .seed = 1337}},
@@ -66,331 +70,208 @@ static const Preset PRESETS[] = {
 };
 //< presets
 
+enum { N_PRESETS = sizeof PRESETS / sizeof PRESETS[0] };
+
 static const Preset *find_preset(const char *name) {
-    for (size_t i = 0; i < sizeof PRESETS / sizeof PRESETS[0]; i++)
+    for (int i = 0; i < N_PRESETS; i++)
         if (strcmp(PRESETS[i].name, name) == 0) return &PRESETS[i];
     return NULL;
 }
 
-#define PICK(flag, preset) ((flag) >= 0 ? (flag) : (preset))
+// ---- flags -----------------------------------------------------------------
 
-// ---- output ----------------------------------------------------------------
-
+// Every setting of a run. The model and training settings start as the
+// preset's (so --help shows them); a flag overrides one.
 typedef struct {
-    int *steps;             // the steps of the evaluations
-    double *train, *val;    // their losses
-    int n, cap;
-} Curve;
+    const char *preset, *data, *out, *resume, *log;
+    int layers, heads, embd, block, bias;
+    float dropout;
+    TrainConfig t;
+    int save_every, threads, sample_chars, print_every;
+    float stop_at_val;
+    bool quiet, profile;
+} Options;
 
-static void curve_add(Curve *c, int step, double train, double val) {
-    if (c->n == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 64;
-        c->steps = xrealloc(c->steps, (size_t)c->cap * sizeof *c->steps);
-        c->train = xrealloc(c->train, (size_t)c->cap * sizeof *c->train);
-        c->val = xrealloc(c->val, (size_t)c->cap * sizeof *c->val);
-    }
-    c->steps[c->n] = step, c->train[c->n] = train, c->val[c->n] = val;
-    c->n++;
-}
-
-// The eval losses as a small text chart: '*' train, 'o' val ('@' both).
-static void draw_chart(const Curve *c) {
-    enum { W = 64, H = 14 };
-    if (c->n < 2) return;
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < c->n; i++) {
-        lo = fmin(lo, fmin(c->train[i], c->val[i]));
-        hi = fmax(hi, fmax(c->train[i], c->val[i]));
-    }
-    if (hi - lo < 1e-9) hi = lo + 1;
-    char grid[H][W + 1];
-    memset(grid, ' ', sizeof grid);
-    int last = c->steps[c->n - 1], first = c->steps[0];
-    for (int i = 0; i < c->n; i++) {
-        int col = last > first ? (int)((double)(c->steps[i] - first)
-                                       / (last - first) * (W - 1)) : 0;
-        for (int k = 0; k < 2; k++) {
-            double y = k ? c->val[i] : c->train[i];
-            int row = (int)((hi - y) / (hi - lo) * (H - 1) + 0.5);
-            char *cell = &grid[row][col], mark = k ? 'o' : '*';
-            *cell = (*cell == ' ' || *cell == mark) ? mark : '@';
-        }
-    }
-    printf("loss curve  * train  o val  (evaluations from step %d to %d)\n",
-           first, last);
-    for (int r = 0; r < H; r++) {
-        grid[r][W] = 0;
-        double y = hi - (hi - lo) * r / (H - 1);
-        printf("  %6.3f |%s\n", y, grid[r]);
-    }
-    printf("         +");
-    for (int i = 0; i < W; i++) putchar('-');
-    printf("\n          %-10d%*d\n", first, W - 10, last);
-}
-
+// What --resume may not change: the saved run fixes them.
 typedef struct {
-    const Vocab *vocab;
-} Printer;
+    const char *name;
+    const void *value;
+} Fixed;
 
-static void print_id(int id, void *ctx) {
-    const Printer *p = ctx;
-    char buf[4];
-    fwrite(buf, 1, (size_t)utf8_encode(p->vocab->chars[id], buf), stdout);
-}
-
-// A sample from the model as it is now, starting from a newline.
-static void show_sample(const Gpt *m, const Vocab *v, int chars,
-                        uint64_t seed) {
-    if (chars <= 0) return;
-    int *ids = xmalloc((size_t)(chars + 1) * sizeof *ids);
-    int nl = vocab_id(v, '\n');
-    ids[0] = nl >= 0 ? nl : 0;
-    GenOptions o = {.max_new_tokens = chars, .sample = {0.8f, 0, 1.0f},
-                    .seed = seed, .use_cache = true, .window = WINDOW_SLIDE};
-    Printer p = {v};
-    Error err;
-    printf("---- sample (temperature 0.8)\n");
-    if (generate(m, ids, 1, ids, &o, print_id, &p, NULL, &err) != 0)
-        printf("(sampling failed: %s)", err.msg);
-    printf("\n----\n");
-    free(ids);
-}
-
-//> profile-report
-// The activations' memory in floats, as gpt_acts_alloc lays it out and
-// the forward pass touches it: per layer the block's ln_1, res1 and ln2
-// (3 BTC; res2 belongs to Post-LN and is never touched here), the
-// attention's q, k, v and y (4 BTC) and the B NH T^2 weights, the FFN's h
-// and a at 4C (8 BTC) and the two dropout masks (2 BTC); once, the
-// attention's qkv and yh (4 BTC), which every layer shares, and the masks
-// too when dropout is 0; one backward scratch for all layers; and the
-// model's own buffers (embeddings, the stream after every layer, ln_f,
-// and logits with their gradient at B T V).
-static double activation_floats(const GptConfig *c, int B, int T) {
-    double bt = (double)B * T, btc = bt * c->n_embd, L = c->n_layer;
-    double att = (double)B * c->n_head * T * T;
-    double masks = 2 * btc * (c->dropout > 0 ? L : 1);
-    double layer = 15 * btc + 4 * bt + att;
-    double scratch = 20 * btc + att;
-    double model = (5 + L) * btc + 2 * bt + 2 * bt * c->vocab_size;
-    return L * layer + masks + 4 * btc + scratch + model;
-}
-
-static void show_profile(const Trainer *t, int steps) {
-    double total = 0;
-    for (int k = 0; k < PROF_KINDS; k++)
-        total += prof_seconds[k][0] + prof_seconds[k][1];
-    if (steps < 1 || total <= 0) return;
-    printf("profile     time per step by operation, over %d steps "
-           "(wall time)\n", steps);
-    printf("  %-34s %9s %9s %9s %6s\n", "operation", "forward", "backward",
-           "total", "share");
-    double attn = 0, ffn = 0;
-    for (int k = 0; k < PROF_KINDS; k++) {
-        double f = prof_seconds[k][0], b = prof_seconds[k][1];
-        printf("  %-34s %7.2f ms %7.2f ms %7.2f ms %5.1f%%\n",
-               prof_name((ProfKind)k), 1e3 * f / steps, 1e3 * b / steps,
-               1e3 * (f + b) / steps, 100 * (f + b) / total);
-        if (k == PROF_MATMUL || k == PROF_ATTENTION || k == PROF_MATMUL)
-            attn += f + b;
-        if (k == PROF_MATMUL || k == PROF_ELEMENTWISE || k == PROF_MATMUL)
-            ffn += f + b;
-    }
-    printf("  attention (c_attn + core + c_proj) %.1f%%, FFN (c_fc + GELU "
-           "+ c_proj) %.1f%% of the step\n", 100 * attn / total,
-           100 * ffn / total);
-    const GptConfig *c = &t->model.cfg;
-    double mib = 4.0 / (1 << 20), n = (double)t->model.num_params;
-    double acts = activation_floats(c, t->cfg.batch, c->block_size);
-    printf("memory      parameters %.1f MiB, gradients %.1f MiB, AdamW "
-           "moments %.1f MiB, activations %.1f MiB (batch %d x %d)\n",
-           n * mib, n * mib, 2 * n * mib, acts * mib, t->cfg.batch,
-           c->block_size);
-    printf("            the activations are %.0fx the parameters: they "
-           "grow with batch x block (and the attention weights with "
-           "block^2), the parameters do not\n", acts / n);
-}
-//< profile-report
-
-static double peak_mib(void) {
-    struct rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return u.ru_maxrss / 1024.0;   // Linux reports KiB
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-// ---- main ------------------------------------------------------------------
-
-int main(int argc, char **argv) {
-    const char *preset_name = "default", *data = "data/tinyshakespeare.txt";
-    const char *out = "", *resume = "", *log_path = "";
-    int layers = -1, heads = -1, embd = -1, block = -1, bias = -1;
-    int batch = -1, steps = -1, warmup = -1, decay_steps = -1;
-    int eval_every = -1, eval_iters = -1, save_every = 0, threads = 0;
-    int sample_chars = 300;
-    float dropout = -1, lr = -1, min_lr = -1, beta1 = -1, beta2 = -1;
-    float weight_decay = -1, grad_clip = -1, stop_at_val = 0;
-    uint64_t seed = 0;
-    bool quiet = false, profile = false;
+static void parse_flags(Options *o, int argc, char **argv) {
+    error_set_progname(argv[0]);   // for an error before flags_parse
+    const char *name = flags_peek(argc, argv, "preset");
+    const Preset *p = find_preset(name ? name : "default");
+    if (!p) flags_fail("--preset must be default, notes or nanogpt, got "
+                       "'%s'", name);
+    *o = (Options){.preset = p->name, .data = "data/tinyshakespeare.txt",
+                   .out = "", .resume = "", .log = "", .layers = p->layers,
+                   .heads = p->heads, .embd = p->embd, .block = p->block,
+                   .bias = p->bias, .dropout = p->dropout, .t = p->t,
+                   .sample_chars = 300, .print_every = 10};
+    TrainConfig *t = &o->t;
     Flag flags[] = {
-        {"preset", FLAG_STRING, &preset_name,
-         "default, seed or nanogpt; the flags below override it"},
-        {"layers", FLAG_INT, &layers, "n_layer (-1: the preset's)"},
-        {"heads", FLAG_INT, &heads, "n_head"},
-        {"embd", FLAG_INT, &embd, "n_embd"},
-        {"block", FLAG_INT, &block, "block_size: context length"},
-        {"bias", FLAG_INT, &bias, "1: biases in Linear and LayerNorm"},
-        {"dropout", FLAG_FLOAT, &dropout, "dropout in training"},
-        {"batch", FLAG_INT, &batch, "sequences per step"},
-        {"steps", FLAG_INT, &steps, "steps of the whole run"},
-        {"lr", FLAG_FLOAT, &lr, "peak learning rate"},
-        {"min-lr", FLAG_FLOAT, &min_lr, "learning rate at the end"},
-        {"warmup", FLAG_INT, &warmup, "steps of linear warmup"},
-        {"decay-steps", FLAG_INT, &decay_steps,
-         "the cosine reaches min-lr at this step"},
-        {"beta1", FLAG_FLOAT, &beta1, "AdamW beta1"},
-        {"beta2", FLAG_FLOAT, &beta2, "AdamW beta2"},
-        {"weight-decay", FLAG_FLOAT, &weight_decay,
+        {"preset", FLAG_STRING, &o->preset,
+         "default, notes or nanogpt: the defaults of the flags below"},
+        {"layers", FLAG_INT, &o->layers, "n_layer"},
+        {"heads", FLAG_INT, &o->heads, "n_head"},
+        {"embd", FLAG_INT, &o->embd, "n_embd"},
+        {"block", FLAG_INT, &o->block, "block_size: context length"},
+        {"bias", FLAG_INT, &o->bias, "1: biases in Linear and LayerNorm"},
+        {"dropout", FLAG_FLOAT, &o->dropout, "dropout in training"},
+        {"batch", FLAG_INT, &t->batch, "sequences per step"},
+        {"steps", FLAG_INT, &t->steps, "steps of the whole run"},
+        {"lr", FLAG_FLOAT, &t->lr, "peak learning rate"},
+        {"min-lr", FLAG_FLOAT, &t->min_lr, "learning rate at the end"},
+        {"warmup", FLAG_INT, &t->warmup, "steps of linear warmup"},
+        {"decay-steps", FLAG_INT, &t->decay_steps,
+         "the cosine reaches min-lr at this step (--steps moves it too)"},
+        {"beta1", FLAG_FLOAT, &t->adamw.beta1, "AdamW beta1"},
+        {"beta2", FLAG_FLOAT, &t->adamw.beta2, "AdamW beta2"},
+        {"weight-decay", FLAG_FLOAT, &t->adamw.weight_decay,
          "AdamW weight decay (2-D weights only)"},
-        {"grad-clip", FLAG_FLOAT, &grad_clip, "global norm limit; 0 = off"},
-        {"eval-every", FLAG_INT, &eval_every,
+        {"grad-clip", FLAG_FLOAT, &t->grad_clip,
+         "global norm limit; 0 = off"},
+        {"eval-every", FLAG_INT, &t->eval_every,
          "steps between evaluations; 0 = only at the end"},
-        {"eval-iters", FLAG_INT, &eval_iters,
+        {"eval-iters", FLAG_INT, &t->eval_iters,
          "batches of train and val per evaluation"},
-        {"seed", FLAG_U64, &seed, "seed (0: the preset's, 1337)"},
-        {"threads", FLAG_INT, &threads, "threads (0: one per core)"},
-        {"data", FLAG_STRING, &data, "UTF-8 text to train on (90% train)"},
-        {"out", FLAG_STRING, &out, "save checkpoints in this folder"},
-        {"save-every", FLAG_INT, &save_every,
+        {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
+        {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
+        {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
+        {"save-every", FLAG_INT, &o->save_every,
          "steps between checkpoints (0: only at the end)"},
-        {"resume", FLAG_STRING, &resume,
+        {"resume", FLAG_STRING, &o->resume,
          "continue the run saved in this folder"},
-        {"log", FLAG_STRING, &log_path, "write a CSV row per step here"},
-        {"stop-at-val", FLAG_FLOAT, &stop_at_val,
-         "stop at the first evaluation with val loss <= this"},
-        {"sample-chars", FLAG_INT, &sample_chars,
+        {"log", FLAG_STRING, &o->log, "write a CSV row per step here"},
+        {"stop-at-val", FLAG_FLOAT, &o->stop_at_val,
+         "stop at the first evaluation with val loss <= this (0: never)"},
+        {"sample-chars", FLAG_INT, &o->sample_chars,
          "characters sampled at each evaluation and at the end"},
-        {"profile", FLAG_BOOL, &profile,
+        {"print-every", FLAG_INT, &o->print_every,
+         "steps between progress lines when the output is not a terminal"},
+        {"profile", FLAG_BOOL, &o->profile,
          "time and memory by operation at the end"},
-        {"quiet", FLAG_BOOL, &quiet, "no per-step lines"},
+        {"quiet", FLAG_BOOL, &o->quiet, "no progress lines or samples"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 6: train the GPT on Tiny Shakespeare.");
-    const Preset *p = find_preset(preset_name);
-    if (!p) flags_fail("--preset must be default, seed or nanogpt, got '%s'",
-                       preset_name);
-    if (save_every < 0 || sample_chars < 0 || threads < 0)
-        flags_fail("--save-every, --sample-chars and --threads must be >= "
-                   "0");
-    // -1 means "the preset's value"; any other negative is a mistake
-    const struct { const char *name; double v; } unset[] = {
-        {"layers", layers}, {"heads", heads}, {"embd", embd},
-        {"block", block}, {"bias", bias}, {"dropout", dropout},
-        {"batch", batch}, {"steps", steps}, {"lr", lr}, {"min-lr", min_lr},
-        {"warmup", warmup}, {"decay-steps", decay_steps}, {"beta1", beta1},
-        {"beta2", beta2}, {"weight-decay", weight_decay},
-        {"grad-clip", grad_clip}, {"eval-every", eval_every},
-        {"eval-iters", eval_iters},
+    if (flags_given(&t->steps) && !flags_given(&t->decay_steps))
+        t->decay_steps = t->steps;   // a shorter run ends its cosine too
+    // one rule for every number: its range, said the same way
+    const struct { const char *name; double v, lo, hi; } range[] = {
+        {"layers", o->layers, 1, 1e9}, {"heads", o->heads, 1, 1e9},
+        {"embd", o->embd, 1, 1e9}, {"block", o->block, 1, 1e9},
+        {"bias", o->bias, 0, 1}, {"dropout", o->dropout, 0, 0.99},
+        {"batch", t->batch, 1, 1e9}, {"steps", t->steps, 0, 1e9},
+        {"lr", t->lr, 1e-30, 1e30}, {"min-lr", t->min_lr, 0, 1e30},
+        {"warmup", t->warmup, 0, 1e9}, {"decay-steps", t->decay_steps, 0, 1e9},
+        {"beta1", t->adamw.beta1, 0, 0.999999}, {"beta2", t->adamw.beta2, 0,
+        0.999999}, {"weight-decay", t->adamw.weight_decay, 0, 1e30},
+        {"grad-clip", t->grad_clip, 0, 1e30},
+        {"eval-every", t->eval_every, 0, 1e9},
+        {"eval-iters", t->eval_iters, 1, 1e9},
+        {"threads", o->threads, 0, 1024}, {"save-every", o->save_every, 0,
+        1e9}, {"sample-chars", o->sample_chars, 0, 1e9},
+        {"print-every", o->print_every, 1, 1e9},
+        {"stop-at-val", o->stop_at_val, 0, 1e30},
     };
-    for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
-        if (unset[i].v < 0 && unset[i].v != -1)
-            flags_fail("--%s must be >= 0, or -1 for the preset's value "
-                       "(got %g)", unset[i].name, unset[i].v);
-    if (threads == 0) threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    threads_set(threads > 0 ? threads : 1);
-
-    Error err;
-    Corpus corpus;
-    if (corpus_load(&corpus, data, &err) != 0) die("%s", err.msg);
-    Trainer t;
-    Vocab vocab = {0};
-    if (*resume) {
+    for (size_t i = 0; i < sizeof range / sizeof range[0]; i++)
+        if (!(range[i].v >= range[i].lo && range[i].v <= range[i].hi))
+            flags_fail("--%s must be in [%g, %g], got %g", range[i].name,
+                       range[i].lo, range[i].hi, range[i].v);
+    if (*o->resume) {
         // The saved run fixes the model, the optimiser and the schedule;
         // a flag that would change them is an error, not silently ignored.
         // --steps extends the run (the cosine keeps its saved end), and
         // evaluation, saving and output may change freely.
-        const struct { const char *name; bool set; } fixed[] = {
-            {"preset", strcmp(preset_name, "default") != 0},
-            {"layers", layers >= 0}, {"heads", heads >= 0},
-            {"embd", embd >= 0}, {"block", block >= 0}, {"bias", bias >= 0},
-            {"dropout", dropout >= 0}, {"batch", batch >= 0},
-            {"lr", lr >= 0}, {"min-lr", min_lr >= 0}, {"warmup", warmup >= 0},
-            {"decay-steps", decay_steps >= 0}, {"beta1", beta1 >= 0},
-            {"beta2", beta2 >= 0}, {"weight-decay", weight_decay >= 0},
-            {"grad-clip", grad_clip >= 0}, {"seed", seed != 0},
+        const Fixed fixed[] = {
+            {"preset", &o->preset}, {"layers", &o->layers},
+            {"heads", &o->heads}, {"embd", &o->embd}, {"block", &o->block},
+            {"bias", &o->bias}, {"dropout", &o->dropout},
+            {"batch", &t->batch}, {"lr", &t->lr}, {"min-lr", &t->min_lr},
+            {"warmup", &t->warmup}, {"decay-steps", &t->decay_steps},
+            {"beta1", &t->adamw.beta1}, {"beta2", &t->adamw.beta2},
+            {"weight-decay", &t->adamw.weight_decay},
+            {"grad-clip", &t->grad_clip}, {"seed", &t->seed},
         };
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (fixed[i].set)
+            if (flags_given(fixed[i].value))
                 flags_fail("--%s cannot change on --resume: the run saved "
                            "in %s fixes it (start a new run to change it)",
-                           fixed[i].name, resume);
-        if (!*out) out = resume;   // keep saving where the run lives
-        if (trainer_resume(&t, resume, &vocab, &err) != 0) die("%s",
-                                                                err.msg);
-        if (vocab.size != corpus.vocab.size
-            || memcmp(vocab.chars, corpus.vocab.chars,
-                      (size_t)vocab.size * sizeof *vocab.chars) != 0)
-            die("%s: the checkpoint's vocabulary is not the one of %s",
-                resume, data);
-        if (steps >= 0 && steps < t.step)
-            flags_fail("--steps %d: the run in %s is already at step %d",
-                       steps, resume, t.step);
-        if (eval_iters == 0) flags_fail("--eval-iters must be >= 1");
-        if (steps >= 0) t.cfg.steps = steps;   // a run may be extended
-        if (eval_every >= 0) t.cfg.eval_every = eval_every;
-        if (eval_iters > 0) t.cfg.eval_iters = eval_iters;
-        printf("resumed     %s at step %d of %d\n", resume, t.step,
-               t.cfg.steps);
-    } else {
-        GptConfig mc = {.vocab_size = corpus.vocab.size,
-                        .block_size = PICK(block, p->block),
-                        .n_layer = PICK(layers, p->layers),
-                        .n_head = PICK(heads, p->heads),
-                        .n_embd = PICK(embd, p->embd),
-                        .n_ffn = gpt_ffn_width(PICK(embd, p->embd)),
-                        .dropout = PICK(dropout, p->dropout),
-                        .bias = PICK(bias, p->bias) != 0,
-                        .positional = POS_LEARNED};
-        TrainConfig tc = p->t;
-        tc.batch = PICK(batch, tc.batch);
-        tc.steps = PICK(steps, tc.steps);
-        tc.lr = PICK(lr, tc.lr);
-        tc.min_lr = PICK(min_lr, tc.min_lr);
-        tc.warmup = PICK(warmup, tc.warmup);
-        tc.decay_steps = decay_steps >= 0 ? decay_steps
-                         : steps >= 0 ? tc.steps : tc.decay_steps;
-        tc.adamw.beta1 = PICK(beta1, tc.adamw.beta1);
-        tc.adamw.beta2 = PICK(beta2, tc.adamw.beta2);
-        tc.adamw.weight_decay = PICK(weight_decay, tc.adamw.weight_decay);
-        tc.grad_clip = PICK(grad_clip, tc.grad_clip);
-        tc.eval_every = PICK(eval_every, tc.eval_every);
-        tc.eval_iters = PICK(eval_iters, tc.eval_iters);
-        if (seed) tc.seed = seed;
-        if (!(tc.lr > 0) || tc.min_lr < 0 || tc.adamw.beta1 >= 1
-            || tc.adamw.beta2 >= 1)
-            flags_fail("need lr > 0, min-lr >= 0 and betas below 1");
-        Gpt m;
-        if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
-        Rng init;
-        rng_seed(&init, tc.seed);
-        gpt_init(&m, &init);
-        if (trainer_init(&t, &m, &tc, &err) != 0) flags_fail("%s", err.msg);
-        vocab.size = corpus.vocab.size;
-        vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
-        memcpy(vocab.chars, corpus.vocab.chars,
-               (size_t)vocab.size * sizeof *vocab.chars);
+                           fixed[i].name, o->resume);
+        if (!*o->out) o->out = o->resume;   // keep saving where it lives
     }
-    const GptConfig *mc = &t.model.cfg;
-    const TrainConfig *c = &t.cfg;
+}
+
+// ---- building the run ------------------------------------------------------
+
+typedef struct {
+    Corpus corpus;
+    GptTrain gpt;         // the model, its activations and batch
+    Trainer trainer;      // the optimiser's state, the generators
+} Run;
+
+static void start_run(Run *r, const Options *o) {
+    GptConfig mc = {.vocab_size = r->corpus.vocab.size,
+                    .block_size = o->block, .n_layer = o->layers,
+                    .n_head = o->heads, .n_embd = o->embd,
+                    .n_ffn = gpt_ffn_width(o->embd), .dropout = o->dropout,
+                    .bias = o->bias != 0, .positional = POS_LEARNED};
+    Error err;
+    Gpt m;
+    if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
+    if (mem_check(gpt_train_floats(&mc, o->t.batch), "training",
+                  "use a smaller --batch, --block or model", &err) != 0) {
+        gpt_free(&m);
+        die("%s", err.msg);
+    }
+    Rng init;
+    rng_seed(&init, o->t.seed);
+    gpt_init(&m, &init);
+    Vocab vocab = {.size = r->corpus.vocab.size};
+    vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
+    memcpy(vocab.chars, r->corpus.vocab.chars,
+           (size_t)vocab.size * sizeof *vocab.chars);
+    if (gpt_train_init(&r->gpt, &m, &vocab, o->t.batch, &err) != 0)
+        die("%s", err.msg);
+    TrainModel tm = gpt_train_model(&r->gpt);
+    if (trainer_init(&r->trainer, &tm, &o->t, &err) != 0)
+        flags_fail("%s", err.msg);
+}
+
+static void resume_run(Run *r, const Options *o) {
+    Error err;
+    if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, &err) != 0)
+        die("%s", err.msg);
+    const Vocab *v = &r->gpt.vocab, *want = &r->corpus.vocab;
+    if (v->size != want->size
+        || memcmp(v->chars, want->chars,
+                  (size_t)v->size * sizeof *v->chars) != 0)
+        die("%s: the checkpoint's vocabulary is not the one of %s",
+            o->resume, o->data);
+    TrainConfig *c = &r->trainer.cfg;
+    if (flags_given(&o->t.steps)) {   // a run may be extended
+        if (o->t.steps < r->trainer.step)
+            flags_fail("--steps %d: the run in %s is already at step %d",
+                       o->t.steps, o->resume, r->trainer.step);
+        c->steps = o->t.steps;
+    }
+    if (flags_given(&o->t.eval_every)) c->eval_every = o->t.eval_every;
+    if (flags_given(&o->t.eval_iters)) c->eval_iters = o->t.eval_iters;
+    printf("resumed     %s at step %d of %d\n", o->resume, r->trainer.step,
+           c->steps);
+}
+
+static void print_run(const Run *r, const Options *o, int threads) {
+    const GptConfig *mc = &r->gpt.model.cfg;
+    const TrainConfig *c = &r->trainer.cfg;
     int B = c->batch, T = mc->block_size;
     printf("model       %d layers, %d heads, %d wide, block %d, dropout %g, "
            "bias %s: %zu parameters\n", mc->n_layer, mc->n_head,
            mc->n_embd, T, mc->dropout, mc->bias ? "true" : "false",
-           t.model.num_params);
+           r->gpt.model.num_params);
     char sched[96];
     if (c->min_lr == c->lr && c->warmup == 0)
         snprintf(sched, sizeof sched, "constant");
@@ -402,121 +283,255 @@ int main(int argc, char **argv) {
                  c->warmup, c->decay_steps);
     printf("training    preset %s: batch %d x %d = %d tokens/step, %d "
            "steps, lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
-           "%g, clip %g, %d thread%s\n", *resume ? "(resumed)" : p->name,
+           "%g, clip %g, %d thread%s\n", *o->resume ? "(resumed)" : o->preset,
            B, T, B * T, c->steps, c->lr, c->min_lr, sched, c->adamw.beta1,
            c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads,
            threads == 1 ? "" : "s");
+}
 
-    // A folder that cannot take checkpoints should fail now, not after
-    // the run it was meant to save.
-    if (*out) {
-        struct stat st;
-        if ((mkdir(out, 0777) != 0 && errno != EEXIST)
-            || access(out, W_OK) != 0)
-            die("cannot save checkpoints in %s: %s", out, strerror(errno));
-        if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
-            die("cannot save checkpoints in %s: not a folder", out);
+// A folder that cannot take checkpoints should fail now, not after the
+// run it was meant to save.
+static void check_out_dir(const char *out) {
+    struct stat st;
+    if ((mkdir(out, 0777) != 0 && errno != EEXIST) || access(out, W_OK) != 0)
+        die("cannot save checkpoints in %s: %s", out, strerror(errno));
+    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+        die("cannot save checkpoints in %s: not a folder", out);
+}
+
+// ---- training --------------------------------------------------------------
+
+static void print_id(int id, void *ctx) {
+    const Vocab *v = ctx;
+    char buf[4];
+    fwrite(buf, 1, (size_t)utf8_encode(v->chars[id], buf), stdout);
+}
+
+// A sample from the model as it is now, starting from a newline.
+static void show_sample(const Gpt *m, const Vocab *v, int chars,
+                        uint64_t seed) {
+    if (chars <= 0) return;
+    int *ids = xmalloc((size_t)(chars + 1) * sizeof *ids);
+    int nl = vocab_id(v, '\n');
+    ids[0] = nl >= 0 ? nl : 0;
+    GenOptions g = {.max_new_tokens = chars, .sample = {0.8f, 0, 1.0f},
+                    .seed = seed, .use_cache = true, .window = WINDOW_SLIDE};
+    Error err;
+    printf("---- sample (temperature 0.8)\n");
+    if (generate(m, ids, 1, ids, &g, print_id, (void *)v, NULL, &err) != 0)
+        printf("(sampling failed: %s)", err.msg);
+    printf("\n----\n");
+    free(ids);
+}
+
+// Ctrl-C asks the loop to stop after the step it is in.
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+// What the loop leaves for the report.
+typedef struct {
+    Curve curve;          // every evaluation's losses
+    double *times;        // the time of each step
+    int n_times;
+    double train_time, last_val;
+    int exit_code;        // 0, 1 (a failed step) or 130 (Ctrl-C)
+} Outcome;
+
+static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
+                         bool *reached) {
+    Trainer *t = &r->trainer;
+    Error err;
+    double tl, vl;
+    if (evaluate(t, &r->corpus.train, 0, &tl, &err) != 0
+        || evaluate(t, &r->corpus.val, 1, &vl, &err) != 0)
+        die("%s", err.msg);
+    out->last_val = vl;
+    curve_add(&out->curve, t->step, tl, vl);
+    printf("eval step %d: train %.4f, val %.4f\n", t->step, tl, vl);
+    fflush(stdout);
+    if (!last && !o->quiet)
+        show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars / 3,
+                    (uint64_t)t->step);
+    if (o->stop_at_val > 0 && vl <= o->stop_at_val) {
+        printf("reached val %.4f <= %.4f at step %d\n", vl, o->stop_at_val,
+               t->step);
+        *reached = true;
     }
-    FILE *log = NULL;
-    if (*log_path) {
-        log = fopen(log_path, *resume ? "a" : "w");
-        if (!log) die("cannot write %s", log_path);
-        if (!*resume)
-            fprintf(log, "step,train_loss,val_loss,lr,grad_norm,"
-                         "tokens_per_s\n");
-    }
-    Curve curve = {0};
-    int left = c->steps - t.step;
-    double *times = xmalloc((size_t)(left > 0 ? left : 1) * sizeof *times);
-    int n_times = 0;
-    bool tty = isatty(fileno(stdout)) && !quiet;
-    prof_on = profile;
-    double t_start = time_now(), train_time = 0, last_val = NAN;
-    int exit_code = 0;
+}
+
+static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
+    Trainer *t = &r->trainer;
+    const TrainConfig *c = &t->cfg;
+    double tokens = (double)c->batch * r->gpt.T;
+    int left = c->steps - t->step;
+    out->times = xmalloc((size_t)(left > 0 ? left : 1) * sizeof *out->times);
+    out->last_val = NAN;
+    Progress pr;
+    progress_start(&pr, stdout, c->steps, o->print_every);
+    signal(SIGINT, on_sigint);
+    prof_on = o->profile;
     bool reached = false;
-    while (t.step < c->steps) {
-        StepResult r;
+    while (t->step < c->steps && !reached && !interrupted) {
+        StepResult s;
+        Error err;
         double t0 = time_now();
-        if (train_step(&t, &corpus.train, &r, &err) != 0) {
-            if (tty) printf("\n");
+        if (train_step(t, &r->corpus.train, &s, &err) != 0) {
+            progress_end(&pr);
             fprintf(stderr, "%s: error: %s\n", error_progname(), err.msg);
-            if (*out)
+            if (*o->out)
                 fprintf(stderr, "%s: the last good checkpoint in %s is "
-                        "left as it was\n", error_progname(), out);
-            exit_code = 1;
+                        "left as it was\n", error_progname(), o->out);
+            out->exit_code = 1;
             break;
         }
         double dt = time_now() - t0;
-        train_time += dt;
-        times[n_times++] = dt;
-        double tps = B * T / dt;
+        out->train_time += dt;
+        out->times[out->n_times++] = dt;
         if (log)
-            fprintf(log, "%d,%.6f,,%.6g,%.6f,%.0f\n", t.step, r.loss, r.lr,
-                    r.grad_norm, tps);
-        if (!quiet) {
-            char eta[32];
-            format_duration(train_time / n_times * (c->steps - t.step), eta,
-                            sizeof eta);
-            printf("%sstep %d/%d | loss %.4f | lr %.2e | norm %.4f | %.1f ms "
-                   "| %.0f tok/s | ETA %s%s", tty ? "\r\033[K" : "", t.step,
-                   c->steps, r.loss, r.lr, r.grad_norm, 1e3 * dt, tps, eta,
-                   tty ? "" : "\n");
-            fflush(stdout);
+            fprintf(log, "%d,%.6f,,%.6g,%.6f,%.0f\n", t->step, s.loss, s.lr,
+                    s.grad_norm, tokens / dt);
+        if (!o->quiet) {
+            char extra[96];
+            snprintf(extra, sizeof extra, "loss %.4f  lr %.1e  norm %#.4g",
+                     s.loss, s.lr, s.grad_norm);
+            progress_update(&pr, t->step, tokens, dt, extra);
         }
-        bool last = t.step == c->steps;
+        bool last = t->step == c->steps;
         prof_on = false;   // evaluations and samples are not profiled
-        if ((c->eval_every > 0 && t.step % c->eval_every == 0) || last) {
-            double tl, vl;
-            if (evaluate(&t, &corpus.train, 0, &tl, &err) != 0
-                || evaluate(&t, &corpus.val, 1, &vl, &err) != 0)
-                die("%s", err.msg);
-            last_val = vl;
-            curve_add(&curve, t.step, tl, vl);
-            if (tty) printf("\n");
-            printf("eval step %d: train %.4f, val %.4f\n", t.step, tl, vl);
-            fflush(stdout);
-            if (log) fprintf(log, "%d,%.6f,%.6f,,,\n", t.step, tl, vl);
-            if (!last && !quiet)
-                show_sample(&t.model, &vocab, sample_chars / 3, t.step);
-            if (stop_at_val > 0 && vl <= stop_at_val) {
-                printf("reached val %.4f <= %.4f at step %d after %.2f s\n",
-                       vl, stop_at_val, t.step, time_now() - t_start);
-                reached = true;
-            }
+        if ((c->eval_every > 0 && t->step % c->eval_every == 0) || last) {
+            progress_end(&pr);
+            evaluate_now(r, o, out, last, &reached);
+            if (log)
+                fprintf(log, "%d,%.6f,%.6f,,,\n", t->step,
+                        out->curve.train[out->curve.n - 1], out->last_val);
         }
-        bool save = *out && (last || reached
-                             || (save_every > 0 && t.step % save_every == 0));
-        if (save && trainer_save(&t, out, &vocab, &err) != 0)
+        bool save = last || reached || interrupted
+                    || (o->save_every > 0 && t->step % o->save_every == 0);
+        if (*o->out && save && trainer_save(t, o->out, &err) != 0)
             die("%s", err.msg);
-        prof_on = profile;
-        if (reached) break;
+        prof_on = o->profile;
     }
     prof_on = false;
+    progress_end(&pr);
+    signal(SIGINT, SIG_DFL);
+    if (interrupted) {
+        out->exit_code = 130;   // the shell's code for a Ctrl-C
+        if (*o->out)
+            printf("interrupted at step %d; saved in %s: ./ch6 --resume %s "
+                   "goes on from here\n", t->step, o->out, o->out);
+        else
+            printf("interrupted at step %d; nothing saved (--out DIR keeps "
+                   "checkpoints)\n", t->step);
+    }
+}
+
+// ---- the report ------------------------------------------------------------
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double peak_mib(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024.0;   // Linux reports KiB
+}
+
+static void print_summary(const Run *r, Outcome *out) {
+    if (out->n_times == 0) return;
+    // the median step time, leaving out the first few (warm-up)
+    int n = out->n_times, skip = n > 8 ? 4 : 0;
+    qsort(out->times + skip, (size_t)(n - skip), sizeof *out->times,
+          cmp_double);
+    double med = out->times[skip + (n - skip) / 2];
+    char val[32] = "none";   // no evaluation ran (a failed step)
+    if (!isnan(out->last_val)) snprintf(val, sizeof val, "%.4f",
+                                        out->last_val);
+    printf("summary: steps %d, %.2f s training, %.0f tokens/s (median of "
+           "steps %d..), val %s, peak memory %.1f MiB\n", r->trainer.step,
+           out->train_time, r->trainer.cfg.batch * r->gpt.T / med, skip + 1,
+           val, peak_mib());
+}
+
+//> profile-report
+// Where a step's time went, by kind of work, and what its memory holds:
+// the sizes come from the same tables the allocation used.
+static void show_profile(const Run *r, int steps) {
+    double total = 0;
+    for (int k = 0; k < PROF_KINDS; k++)
+        total += prof_seconds[k][0] + prof_seconds[k][1];
+    if (steps < 1 || total <= 0) return;
+    printf("profile     time per step by kind of work, over %d steps "
+           "(wall time)\n", steps);
+    printf("  %-22s %10s %11s %10s %6s\n", "kind", "forward", "backward",
+           "total", "share");
+    for (int k = 0; k < PROF_KINDS; k++) {
+        double f = prof_seconds[k][0], b = prof_seconds[k][1];
+        printf("  %-22s %7.2f ms %8.2f ms %7.2f ms %5.1f%%\n",
+               prof_name((ProfKind)k), 1e3 * f / steps, 1e3 * b / steps,
+               1e3 * (f + b) / steps, 100 * (f + b) / total);
+    }
+    const GptConfig *c = &r->gpt.model.cfg;
+    int B = r->trainer.cfg.batch;
+    double mib = sizeof(float) / 1048576.0;
+    double n = (double)r->gpt.model.num_params;
+    double acts = (double)gpt_acts_floats(c, B, c->block_size);
+    printf("memory      parameters %.1f MiB, gradients %.1f MiB, AdamW "
+           "moments %.1f MiB,\n            activations %.1f MiB (batch %d "
+           "x %d): %.0fx the parameters; they\n            grow with batch "
+           "x block (the attention weights with block^2)\n", n * mib,
+           n * mib, 2 * n * mib, acts * mib, B, c->block_size, acts / n);
+}
+//< profile-report
+
+static void report(const Run *r, const Options *o, Outcome *out) {
+    print_summary(r, out);
+    if (out->exit_code == 0) {
+        curve_draw(&out->curve, stdout);
+        show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars, 1);
+        if (*o->out) printf("saved       %s/model.safetensors (./ch5 "
+                            "--checkpoint loads it)\n", o->out);
+    }
+    if (o->profile) show_profile(r, out->n_times);
+}
+
+// ---- main ------------------------------------------------------------------
+
+int main(int argc, char **argv) {
+    Options o;
+    parse_flags(&o, argc, argv);
+    int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    threads_set(threads > 0 ? threads : 1);
+
+    Run r = {0};
+    Error err;
+    if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
+    if (*o.resume) resume_run(&r, &o);
+    else start_run(&r, &o);
+    print_run(&r, &o, threads);
+    if (*o.out) check_out_dir(o.out);
+    FILE *log = NULL;
+    if (*o.log) {
+        log = fopen(o.log, *o.resume ? "a" : "w");
+        if (!log) die("cannot write %s: %s", o.log, strerror(errno));
+        if (!*o.resume)
+            fprintf(log, "step,train_loss,val_loss,lr,grad_norm,"
+                         "tokens_per_s\n");
+    }
+
+    Outcome out = {0};
+    train(&r, &o, log, &out);
     if (log) fclose(log);
-    if (tty && exit_code == 0 && !quiet) printf("\n");
-    if (n_times > 0) {
-        // the median step time, leaving out the first few (warm-up)
-        int skip = n_times > 8 ? 4 : 0;
-        qsort(times + skip, (size_t)(n_times - skip), sizeof *times,
-              cmp_double);
-        double med = times[skip + (n_times - skip) / 2];
-        char val[32] = "none";   // no evaluation ran (a failed step)
-        if (!isnan(last_val)) snprintf(val, sizeof val, "%.4f", last_val);
-        printf("summary: steps %d, %.2f s training, %.0f tokens/s (median "
-               "of steps %d..), val %s, peak memory %.1f MiB\n", t.step,
-               train_time, B * T / med, skip + 1, val, peak_mib());
-    }
-    if (exit_code == 0) {
-        draw_chart(&curve);
-        show_sample(&t.model, &vocab, sample_chars, 1);
-        if (*out) printf("saved       %s/model.safetensors (./ch5 "
-                         "--checkpoint loads it)\n", out);
-    }
-    if (profile) show_profile(&t, n_times);
-    free(times);
-    free(curve.steps), free(curve.train), free(curve.val);
-    trainer_free(&t);
-    vocab_free(&vocab);
-    corpus_free(&corpus);
-    return exit_code;
+    report(&r, &o, &out);
+
+    free(out.times);
+    curve_free(&out.curve);
+    trainer_free(&r.trainer);
+    gpt_train_free(&r.gpt);
+    corpus_free(&r.corpus);
+    return out.exit_code;
 }

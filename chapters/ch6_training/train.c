@@ -1,78 +1,61 @@
 #include "train.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "checkpoint.h"
-#include "json.h"
 #include "mem.h"
 #include "profile.h"
-#include "safetensors.h"
 
-int trainer_init(Trainer *t, Gpt *m, const TrainConfig *cfg, Error *err) {
-    memset(t, 0, sizeof *t);
+int train_config_check(const TrainConfig *cfg, Error *err) {
     if (cfg->batch < 1 || cfg->steps < 0 || cfg->eval_iters < 1)
         return error_set(err, "training: batch and eval_iters must be >= 1 "
                          "and steps >= 0 (got %d, %d, %d)", cfg->batch,
                          cfg->eval_iters, cfg->steps);
-    if (gpt_acts_alloc(&t->acts, &m->cfg, cfg->batch, m->cfg.block_size,
-                       err) != 0
-        || gpt_alloc_grads(m, err) != 0)
-        return -1;
-    t->model = *m;
-    memset(m, 0, sizeof *m);   // the trainer owns it now
+    return 0;
+}
+
+int trainer_init(Trainer *t, const TrainModel *model, const TrainConfig *cfg,
+                 Error *err) {
+    memset(t, 0, sizeof *t);
+    if (train_config_check(cfg, err) != 0) return -1;
+    t->model = *model;
     t->cfg = *cfg;
-    t->m = alloc_floats(t->model.num_params);
-    t->v = alloc_floats(t->model.num_params);
-    size_t bt = (size_t)cfg->batch * t->model.cfg.block_size;
-    t->x = xmalloc(bt * sizeof *t->x);
-    t->y = xmalloc(bt * sizeof *t->y);
+    t->m = alloc_floats(model->num_params);
+    t->v = alloc_floats(model->num_params);
     rng_seed(&t->data_rng, cfg->seed);
     rng_seed(&t->drop_rng, cfg->seed + 1);
     return 0;
 }
 
 void trainer_free(Trainer *t) {
-    gpt_acts_free(&t->acts, &t->model.cfg);
-    gpt_free(&t->model);
     free(t->m);
     free(t->v);
-    free(t->x);
-    free(t->y);
     memset(t, 0, sizeof *t);
 }
 
-int train_step(Trainer *t, const Split *train, StepResult *r, Error *err) {
+int train_step(Trainer *t, const void *data, StepResult *r, Error *err) {
     int rc;
-    PROFILE(PROF_DATA, rc = get_batch(t->x, t->y, train, t->cfg.batch,
-                                      t->model.cfg.block_size, &t->data_rng,
-                                      err));
+    PROFILE(PROF_DATA, rc = t->model.batch(t->model.self, data,
+                                           &t->data_rng, err));
     if (rc != 0) return -1;
-    return train_step_on(t, t->x, t->y, r, err);
+    return train_step_batch(t, r, err);
 }
 
 //> train-step
-int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
-                  Error *err) {
-    Gpt *m = &t->model;
+// The loss of the current batch, and its gradient in grads.
+static int forward_backward(Trainer *t, float *loss, Error *err) {
+    TrainModel *m = &t->model;
+    if (m->forward(m->self, true, &t->drop_rng, loss, err) != 0) return -1;
+    m->backward(m->self);
+    return 0;
+}
+
+// Clipping, a last look for NaN, this step's learning rate, AdamW.
+static int update(Trainer *t, float loss, StepResult *r, Error *err) {
+    TrainModel *m = &t->model;
     const TrainConfig *c = &t->cfg;
-    int B = c->batch, T = m->cfg.block_size;
-    float loss;
-    if (gpt_forward(m, &t->acts, x, y, B, T, true, &t->drop_rng, &loss,
-                    err) != 0)
-        return -1;
-    PROFILE(PROF_OPTIM, gpt_zero_grads(m));
-    gpt_backward(m, &t->acts, x, y);
-    double norm;
-    PROFILE_BW(PROF_OPTIM, norm = clip_grad_norm(m->grads, m->num_params,
-                                              c->grad_clip));
+    double norm = clip_grad_norm(m->grads, m->num_params, c->grad_clip);
     r->loss = loss;
     r->grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm))  // the weights are untouched
@@ -84,223 +67,41 @@ int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
                                                              : "infinite");
     r->lr = lr_schedule(t->step, c->warmup, c->decay_steps, c->lr,
                         c->min_lr);
-    PROFILE_BW(PROF_OPTIM,
-        // AdamW tensor by tensor: weight decay for the matrices only
-        for (int i = 0; i < m->n_tensors; i++) {
-            const GptTensor *g = &m->tensors[i];
-            size_t o = g->offset, n = (size_t)g->shape[0]
-                                      * (g->ndim == 2 ? g->shape[1] : 1);
-            adamw_update(m->params + o, m->grads + o, t->m + o, t->v + o, n,
-                         t->step + 1, r->lr,
-                         g->decay ? c->adamw.weight_decay : 0.0f, &c->adamw);
-        });
+    // AdamW range by range: weight decay where the model asks for it
+    for (int i = 0; i < m->n_tensors; i++) {
+        const TrainTensor *g = &m->tensors[i];
+        size_t o = g->offset;
+        adamw_update(m->params + o, m->grads + o, t->m + o, t->v + o, g->n,
+                     t->step + 1, r->lr,
+                     g->decay ? c->adamw.weight_decay : 0.0f, &c->adamw);
+    }
     t->step++;
     return 0;
 }
 //< train-step
 
-int evaluate(Trainer *t, const Split *s, int which, double *loss,
+int train_step_batch(Trainer *t, StepResult *r, Error *err) {
+    float loss;
+    if (forward_backward(t, &loss, err) != 0) return -1;
+    int rc;   // the profile counts the update as backward work
+    PROFILE_BW(PROF_OPTIM, rc = update(t, loss, r, err));
+    return rc;
+}
+
+int evaluate(Trainer *t, const void *data, int which, double *loss,
              Error *err) {
     const TrainConfig *c = &t->cfg;
-    int B = c->batch, T = t->model.cfg.block_size;
+    TrainModel *m = &t->model;
     Rng r;
     rng_seed(&r, c->seed * 1000003u + (uint64_t)t->step * 2 + (unsigned)which);
     double sum = 0;
     for (int i = 0; i < c->eval_iters; i++) {
         float l;
-        if (get_batch(t->x, t->y, s, B, T, &r, err) != 0
-            || gpt_forward(&t->model, &t->acts, t->x, t->y, B, T, false,
-                           NULL, &l, err) != 0)
+        if (m->batch(m->self, data, &r, err) != 0
+            || m->forward(m->self, false, NULL, &l, err) != 0)
             return -1;
         sum += l;
     }
     *loss = sum / c->eval_iters;
     return 0;
 }
-
-// ---- checkpoints -----------------------------------------------------------
-
-static void rng_json(StrBuf *b, const char *name, const Rng *r) {
-    sb_printf(b, "\"%s_next\": %d, \"%s_state\": \"", name, r->next, name);
-    for (int i = 0; i < RNG_N; i++) sb_printf(b, "%08" PRIx32, r->state[i]);
-    sb_append(b, "\"", 1);
-}
-
-static void config_json(StrBuf *b, const TrainConfig *c) {
-    sb_printf(b, "\"batch\": %d, \"steps\": %d, \"lr\": %.9g, "
-              "\"min_lr\": %.9g, \"warmup\": %d, \"decay_steps\": %d, "
-              "\"beta1\": %.9g, \"beta2\": %.9g, \"eps\": %.9g, "
-              "\"weight_decay\": %.9g, \"grad_clip\": %.9g, "
-              "\"eval_every\": %d, \"eval_iters\": %d, \"seed\": \"%" PRIu64
-              "\"", c->batch, c->steps, c->lr, c->min_lr, c->warmup,
-              c->decay_steps, c->adamw.beta1, c->adamw.beta2, c->adamw.eps,
-              c->adamw.weight_decay, c->grad_clip, c->eval_every,
-              c->eval_iters, c->seed);
-}
-
-static void state_path(char *buf, size_t size, const char *dir, int step) {
-    snprintf(buf, size, "%s/state-%d.safetensors", dir, step);
-}
-
-// Removes dir/state-*.safetensors except the one for step keep.
-static void remove_old_states(const char *dir, int keep) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        int s;
-        char tail[32];
-        if (sscanf(e->d_name, "state-%d.safetensor%31s", &s, tail) == 2
-            && strcmp(tail, "s") == 0 && s != keep) {
-            char p[4096];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    }
-    closedir(d);
-}
-
-//> trainer-save
-int trainer_save(const Trainer *t, const char *dir, const Vocab *vocab,
-                 Error *err) {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return error_set(err, "cannot create %s: %s", dir, strerror(errno));
-    // 1. the optimiser state of this step, under its own name
-    StrBuf state = {0};
-    sb_printf(&state, "{\"step\": %d, ", t->step);
-    rng_json(&state, "data_rng", &t->data_rng);
-    sb_append(&state, ", ", 2);
-    rng_json(&state, "drop_rng", &t->drop_rng);
-    sb_append(&state, ", ", 2);
-    config_json(&state, &t->cfg);
-    sb_append(&state, "}", 1);
-    int64_t n = (int64_t)t->model.num_params;
-    StWriteTensor ts[2] = {{"adamw.m", t->m, 1, {n}},
-                           {"adamw.v", t->v, 1, {n}}};
-    const char *keys[1] = {"train_state"}, *values[1] = {state.s};
-    char path[4096];
-    state_path(path, sizeof path, dir, t->step);
-    int rc = st_save(path, ts, 2, keys, values, 1, err);
-    sb_free(&state);
-    if (rc != 0) return -1;
-    // 2. the model, naming that step; only then 3. the old states go
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    if (checkpoint_save_step(path, &t->model, vocab, t->step, err) != 0)
-        return -1;
-    remove_old_states(dir, t->step);
-    return 0;
-}
-//< trainer-save
-
-static int rng_parse(const Json *j, const char *name, Rng *r,
-                     const char *path, Error *err) {
-    char key[32];
-    snprintf(key, sizeof key, "%s_next", name);
-    const Json *next = json_get(j, key);
-    snprintf(key, sizeof key, "%s_state", name);
-    const Json *st = json_get(j, key);
-    int64_t k;
-    if (!next || json_int64(next, &k) != 0 || k < 0 || k > RNG_N || !st
-        || st->type != JSON_STRING || st->str_len != 8 * RNG_N)
-        return error_set(err, "%s: train_state has no valid %s", path, name);
-    for (int i = 0; i < RNG_N; i++) {
-        char hex[9];
-        memcpy(hex, st->str + 8 * i, 8);
-        hex[8] = 0;
-        char *end;
-        unsigned long w = strtoul(hex, &end, 16);
-        if (*end != 0)
-            return error_set(err, "%s: %s state is not hexadecimal", path,
-                             name);
-        r->state[i] = (uint32_t)w;
-    }
-    r->next = (int)k;
-    return 0;
-}
-
-static int get_num(const Json *j, const char *key, double *out,
-                   const char *path, Error *err) {
-    const Json *v = json_get(j, key);
-    if (!v || v->type != JSON_NUMBER)
-        return error_set(err, "%s: train_state has no number \"%s\"", path,
-                         key);
-    *out = v->num;
-    return 0;
-}
-
-static int parse_state(Trainer *t, const Json *j, const char *path,
-                       Error *err) {
-    TrainConfig *c = &t->cfg;
-    double v[13] = {0};
-    const char *keys[13] = {"step", "batch", "steps", "lr", "min_lr",
-                            "warmup", "decay_steps", "beta1", "beta2", "eps",
-                            "weight_decay", "grad_clip", "eval_every"};
-    for (int i = 0; i < 13; i++)
-        if (get_num(j, keys[i], &v[i], path, err) != 0) return -1;
-    double iters = 0;
-    if (get_num(j, "eval_iters", &iters, path, err) != 0) return -1;
-    const Json *seed = json_get(j, "seed");
-    if (!seed || seed->type != JSON_STRING)
-        return error_set(err, "%s: train_state has no seed", path);
-    t->step = (int)v[0];
-    c->batch = (int)v[1], c->steps = (int)v[2];
-    c->lr = (float)v[3], c->min_lr = (float)v[4];
-    c->warmup = (int)v[5], c->decay_steps = (int)v[6];
-    c->adamw = (AdamWConfig){(float)v[7], (float)v[8], (float)v[9],
-                             (float)v[10]};
-    c->grad_clip = (float)v[11], c->eval_every = (int)v[12];
-    c->eval_iters = (int)iters;
-    c->seed = strtoull(seed->str, NULL, 10);
-    if (rng_parse(j, "data_rng", &t->data_rng, path, err) != 0
-        || rng_parse(j, "drop_rng", &t->drop_rng, path, err) != 0)
-        return -1;
-    return 0;
-}
-
-//> trainer-resume
-int trainer_resume(Trainer *t, const char *dir, Vocab *vocab, Error *err) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    Gpt m;
-    int step;
-    if (checkpoint_load_step(path, &m, vocab, &step, err) != 0) return -1;
-    state_path(path, sizeof path, dir, step);
-    StFile f;
-    if (st_load(&f, path, err) != 0) {
-        gpt_free(&m);
-        vocab_free(vocab);
-        return -1;
-    }
-    Trainer tmp;
-    memset(&tmp, 0, sizeof tmp);
-    const char *text = st_meta(&f, "train_state");
-    Json *j = text ? json_parse(text, strlen(text), err) : NULL;
-    int rc = -1;
-    if (!text)
-        error_set(err, "%s: no train_state metadata", path);
-    else if (j && parse_state(&tmp, j, path, err) == 0) {
-        if (tmp.step != step)
-            error_set(err, "%s: holds step %d, the model step %d", path,
-                      tmp.step, step);
-        else if (trainer_init(t, &m, &tmp.cfg, err) == 0) {
-            size_t n = t->model.num_params;
-            if (st_copy_f32(&f, "adamw.m", t->m, n, err) == 0
-                && st_copy_f32(&f, "adamw.v", t->v, n, err) == 0) {
-                t->step = tmp.step;
-                t->data_rng = tmp.data_rng;
-                t->drop_rng = tmp.drop_rng;
-                rc = 0;
-            } else {
-                trainer_free(t);
-            }
-        }
-    }
-    json_free(j);
-    st_free(&f);
-    if (rc != 0) {
-        gpt_free(&m);   // a no-op when trainer_init took it
-        vocab_free(vocab);
-    }
-    return rc;
-}
-//< trainer-resume

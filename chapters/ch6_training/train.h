@@ -1,14 +1,17 @@
-// train.h - training the GPT: one step (a batch, forward, backward,
-// clipping, AdamW), evaluation, and the training state that a checkpoint
-// saves so that a run can stop and resume exactly where it was.
+// train.h - the trainer: one step (forward, backward, clipping, the
+// learning rate, AdamW) and evaluation, for any model that offers the
+// small interface TrainModel. Chapter 5's GPT offers it through
+// gpt_train.h, chapter 7's encoder-decoder through its own; the training
+// state on disk, so that a run can stop and resume exactly where it was,
+// is checkpoint_state.h.
 #ifndef CH6_TRAIN_H
 #define CH6_TRAIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "dataset.h"
-#include "gpt.h"
+#include "error.h"
 #include "optim.h"
 #include "rng.h"
 
@@ -27,21 +30,55 @@ typedef struct {
 } TrainConfig;
 //< train-config
 
+// 0, or -1 with a message unless batch >= 1, steps >= 0 and
+// eval_iters >= 1.
+int train_config_check(const TrainConfig *cfg, Error *err);
+
+//> train-model
+// A range of the parameters that AdamW updates with one weight decay.
+typedef struct {
+    size_t offset, n;     // params[offset .. offset + n)
+    bool decay;           // gets weight decay (matrices, not vectors)
+} TrainTensor;
+
+// What the trainer needs from a model. Its parameters and their
+// gradients are one buffer each. The model keeps its own batch, drawn by
+// batch() from a dataset of its own kind (the GPT: windows of a text; an
+// encoder-decoder: pairs of sentences), so the trainer never looks inside
+// a batch.
+typedef struct {
+    void *self;                   // the model, its activations, its batch
+    float *params, *grads;        // num_params each
+    size_t num_params;
+    const TrainTensor *tensors;   // n_tensors ranges covering params
+    int n_tensors;
+    // Draws the next batch from data with rng.
+    int (*batch)(void *self, const void *data, Rng *rng, Error *err);
+    // The mean loss of the current batch. train: with dropout drawn from
+    // rng; otherwise none, and rng may be NULL.
+    int (*forward)(void *self, bool train, Rng *rng, float *loss,
+                   Error *err);
+    // The gradient of the last forward's loss into grads (overwritten).
+    void (*backward)(void *self);
+    // Writes the model to path, atomically, with step in its metadata.
+    int (*save)(const void *self, const char *path, int step, Error *err);
+} TrainModel;
+//< train-model
+
 // Everything a run changes as it goes; a checkpoint holds all of it.
 typedef struct {
-    Gpt model;
+    TrainModel model;     // what is trained (the trainer does not own it)
     TrainConfig cfg;
     float *m, *v;         // AdamW's moments, num_params each
     int step;             // steps done
     Rng data_rng;         // draws the training batches
     Rng drop_rng;         // draws the dropout masks
-    GptActs acts;         // (batch, block_size)
-    int *x, *y;           // the current batch
 } Trainer;
 
-// Allocates what a run of model m needs (m is moved into the trainer)
-// and seeds its generators from cfg->seed. Returns 0 or -1 with a message.
-int trainer_init(Trainer *t, Gpt *m, const TrainConfig *cfg, Error *err);
+// Allocates the moments for model and seeds the generators from
+// cfg->seed. Returns 0 or -1 with a message.
+int trainer_init(Trainer *t, const TrainModel *model, const TrainConfig *cfg,
+                 Error *err);
 void trainer_free(Trainer *t);
 
 // What one step did.
@@ -52,35 +89,22 @@ typedef struct {
 } StepResult;
 
 //> train-step-api
-// One optimisation step on a batch from train: forward with dropout,
-// backward, global-norm clipping, the learning rate of this step, AdamW.
-// Allocates nothing. When the loss or the gradient norm is not finite the
-// weights are left as they were and -1 comes back with a message.
-int train_step(Trainer *t, const Split *train, StepResult *r, Error *err);
+// One optimisation step on a batch drawn from data (the model's kind of
+// dataset): forward with dropout, backward, global-norm clipping, the
+// learning rate of this step, AdamW. Allocates nothing. When the loss or
+// the gradient norm is not finite the weights are left as they were and
+// -1 comes back with a message.
+int train_step(Trainer *t, const void *data, StepResult *r, Error *err);
 //< train-step-api
 
-// The same step on a given batch x, y (cfg.batch x block_size each):
-// what train_step does after drawing its batch (the parity test feeds
-// PyTorch's batches through it).
-int train_step_on(Trainer *t, const int *x, const int *y, StepResult *r,
-                  Error *err);
+// The same step on the model's current batch: what train_step does after
+// drawing it (the parity test sets PyTorch's batches and calls this).
+int train_step_batch(Trainer *t, StepResult *r, Error *err);
 
-// Mean loss over cfg.eval_iters batches of split, dropout off. The
+// Mean loss over cfg.eval_iters batches of data, dropout off. The
 // batches come from a generator seeded with (seed, step, which), so an
 // evaluation does not disturb training and a resumed run sees the same.
-int evaluate(Trainer *t, const Split *s, int which, double *loss,
+int evaluate(Trainer *t, const void *data, int which, double *loss,
              Error *err);
-
-// Checkpoints. dir/model.safetensors is chapter 5's file (./ch5 loads it)
-// with the step in its metadata; dir/state-<step>.safetensors holds the
-// AdamW moments, the step, both generators and the training config. Both
-// are written atomically, the state first, and older state files are
-// removed only after the model file names the new step, so a crash at any
-// moment leaves a consistent pair.
-int trainer_save(const Trainer *t, const char *dir, const Vocab *vocab,
-                 Error *err);
-// Loads a run saved by trainer_save: the model, the vocabulary, the
-// training config and state. t must not be initialised yet.
-int trainer_resume(Trainer *t, const char *dir, Vocab *vocab, Error *err);
 
 #endif

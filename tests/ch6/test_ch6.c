@@ -11,7 +11,9 @@
 #include "alloc_count.h"
 #include "check_util.h"
 #include "checkpoint.h"
+#include "checkpoint_state.h"
 #include "fixture.h"
+#include "gpt_train.h"
 #include "mem.h"
 #include "optim.h"
 #include "train.h"
@@ -32,8 +34,11 @@ START_TEST(training_matches_pytorch) {
                      .min_lr = 1e-3f, .warmup = 3, .decay_steps = 8,
                      .adamw = {0.9f, 0.95f, 1e-8f, 0.1f}, .grad_clip = 3.0f,
                      .eval_every = 0, .eval_iters = 1, .seed = 1};
+    GptTrain g;
+    ck_assert_int_eq(gpt_train_init(&g, &m, &v, B, &err), 0);
+    TrainModel tm = gpt_train_model(&g);
     Trainer t;
-    ck_assert_int_eq(trainer_init(&t, &m, &c, &err), 0);
+    ck_assert_int_eq(trainer_init(&t, &tm, &c, &err), 0);
     const float *xs = fixture_get(f, "x", NULL, 0);
     const float *ys = fixture_get(f, "y", NULL, 0);
     const float *loss = fixture_get(f, "loss", NULL, 0);
@@ -45,7 +50,8 @@ START_TEST(training_matches_pytorch) {
         for (int i = 0; i < B * T; i++)
             x[i] = (int)xs[s * B * T + i], y[i] = (int)ys[s * B * T + i];
         StepResult r;
-        ck_assert_msg(train_step_on(&t, x, y, &r, &err) == 0, "%s", err.msg);
+        gpt_train_set_batch(&g, x, y);
+        ck_assert_msg(train_step_batch(&t, &r, &err) == 0, "%s", err.msg);
         ck_assert_msg(fabs(r.loss - loss[s]) <= 1e-5 * loss[s],
                       "step %d: loss %.9g, PyTorch %.9g", s + 1, r.loss,
                       loss[s]);
@@ -55,25 +61,25 @@ START_TEST(training_matches_pytorch) {
         ck_assert_msg(fabs(r.lr - lr[s]) <= 1e-7 * lr[s], "step %d: lr %g, "
                       "want %g", s + 1, r.lr, lr[s]);
     }
-    for (int i = 0; i < t.model.n_tensors; i++) {
-        const GptTensor *g = &t.model.tensors[i];
+    for (int i = 0; i < g.model.n_tensors; i++) {
+        const GptTensor *gt = &g.model.tensors[i];
         char key[96];
-        snprintf(key, sizeof key, "param.%s", g->name);
-        size_t n = (size_t)g->shape[0] * (g->ndim == 2 ? g->shape[1] : 1);
-        const float *want = fixture_get(f, key, g->shape, g->ndim);
+        snprintf(key, sizeof key, "param.%s", gt->name);
+        size_t n = (size_t)gt->shape[0] * (gt->ndim == 2 ? gt->shape[1] : 1);
+        const float *want = fixture_get(f, key, gt->shape, gt->ndim);
         double *w = xmalloc(n * sizeof *w), big = 0;
         for (size_t j = 0; j < n; j++) w[j] = want[j], big = fmax(big,
                                                                   fabs(w[j]));
         float *got = xmalloc(n * sizeof *got);
-        memcpy(got, t.model.params + g->offset, n * sizeof *got);
-        if (strstr(g->name, "c_attn.bias")) {
+        memcpy(got, g.model.params + gt->offset, n * sizeof *got);
+        if (strstr(gt->name, "c_attn.bias")) {
             // The key bias (channels C..2C-1) gets no gradient at all: it
             // adds q.b to every score of a row, which the softmax cancels.
             // Its computed gradient is rounding noise (1e-9 here, 1e-17 in
             // PyTorch's float64), and AdamW, dividing m by sqrt(v), turns
             // noise of any size into steps of about lr. So those entries
             // are only required to stay within 10 steps of lr.
-            int C = t.model.cfg.n_embd;
+            int C = g.model.cfg.n_embd;
             for (int j = C; j < 2 * C; j++) {
                 ck_assert_msg(fabs(got[j] - w[j]) <= 2 * 10 * 1e-2,
                               "key bias %d moved too far", j);
@@ -86,7 +92,7 @@ START_TEST(training_matches_pytorch) {
     }
     free(x), free(y);
     trainer_free(&t);
-    vocab_free(&v);
+    gpt_train_free(&g);
     fixture_free(f);
 }
 END_TEST
@@ -147,7 +153,13 @@ static void cleanup_dir(void) {
     ck_assert_int_eq(system(cmd), 0);
 }
 
-static void small_trainer(Trainer *t, const Corpus *c) {
+// A GPT and its trainer, as ./ch6 holds them.
+typedef struct {
+    GptTrain g;
+    Trainer t;
+} SmallRun;
+
+static void small_run(SmallRun *run, const Corpus *c) {
     GptConfig mc = {.vocab_size = c->vocab.size, .block_size = 8,
                     .n_layer = 2, .n_head = 2, .n_embd = 16, .n_ffn = 64,
                     .dropout = 0.1f, .bias = true,
@@ -162,7 +174,17 @@ static void small_trainer(Trainer *t, const Corpus *c) {
     Rng r;
     rng_seed(&r, tc.seed);
     gpt_init(&m, &r);
-    ck_assert_int_eq(trainer_init(t, &m, &tc, &err), 0);
+    Vocab v = {.size = c->vocab.size};
+    v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
+    memcpy(v.chars, c->vocab.chars, (size_t)v.size * sizeof *v.chars);
+    ck_assert_int_eq(gpt_train_init(&run->g, &m, &v, tc.batch, &err), 0);
+    TrainModel tm = gpt_train_model(&run->g);
+    ck_assert_int_eq(trainer_init(&run->t, &tm, &tc, &err), 0);
+}
+
+static void small_run_free(SmallRun *run) {
+    trainer_free(&run->t);
+    gpt_train_free(&run->g);
 }
 
 // Eight steps straight, against four steps, a checkpoint, a fresh
@@ -173,39 +195,40 @@ START_TEST(resume_is_bit_exact) {
     Corpus c;
     small_corpus(&c);
     Error err;
-    Trainer a, b;
-    small_trainer(&a, &c);
+    SmallRun a, b;
+    small_run(&a, &c);
     float straight[8];
     for (int s = 0; s < 8; s++) {
         StepResult r;
-        ck_assert_int_eq(train_step(&a, &c.train, &r, &err), 0);
+        ck_assert_int_eq(train_step(&a.t, &c.train, &r, &err), 0);
         straight[s] = r.loss;
     }
-    small_trainer(&b, &c);
+    small_run(&b, &c);
     for (int s = 0; s < 4; s++) {
         StepResult r;
-        ck_assert_int_eq(train_step(&b, &c.train, &r, &err), 0);
+        ck_assert_int_eq(train_step(&b.t, &c.train, &r, &err), 0);
         ck_assert(r.loss == straight[s]);
     }
     char out[96];
     snprintf(out, sizeof out, "%s/run", dir);
-    ck_assert_msg(trainer_save(&b, out, &c.vocab, &err) == 0, "%s", err.msg);
-    trainer_free(&b);
-    Trainer r2;
-    Vocab v;
-    ck_assert_msg(trainer_resume(&r2, out, &v, &err) == 0, "%s", err.msg);
-    ck_assert_int_eq(r2.step, 4);
-    ck_assert_int_eq(r2.cfg.steps, 8);
+    ck_assert_msg(trainer_save(&b.t, out, &err) == 0, "%s", err.msg);
+    small_run_free(&b);
+    SmallRun r2;
+    ck_assert_msg(gpt_trainer_resume(&r2.t, &r2.g, out, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(r2.t.step, 4);
+    ck_assert_int_eq(r2.t.cfg.steps, 8);
+    ck_assert_int_eq(r2.g.vocab.size, c.vocab.size);
     for (int s = 4; s < 8; s++) {
         StepResult r;
-        ck_assert_int_eq(train_step(&r2, &c.train, &r, &err), 0);
+        ck_assert_int_eq(train_step(&r2.t, &c.train, &r, &err), 0);
         ck_assert_msg(r.loss == straight[s], "step %d: %.9g after resuming, "
                       "%.9g straight", s + 1, r.loss, straight[s]);
     }
-    ck_assert_int_eq(memcmp(a.model.params, r2.model.params,
-                            a.model.num_params * sizeof(float)), 0);
+    ck_assert_int_eq(memcmp(a.g.model.params, r2.g.model.params,
+                            a.g.model.num_params * sizeof(float)), 0);
     // a second save leaves only the newest state file beside the model
-    ck_assert_int_eq(trainer_save(&r2, out, &v, &err), 0);
+    ck_assert_int_eq(trainer_save(&r2.t, out, &err), 0);
     char p[160];
     snprintf(p, sizeof p, "%s/state-4.safetensors", out);
     ck_assert_int_ne(access(p, F_OK), 0);
@@ -219,8 +242,7 @@ START_TEST(resume_is_bit_exact) {
     ck_assert_int_eq(checkpoint_load_step(p, &m, &mv, &step, &err), 0);
     ck_assert_int_eq(step, 8);
     gpt_free(&m), vocab_free(&mv);
-    trainer_free(&a), trainer_free(&r2);
-    vocab_free(&v);
+    small_run_free(&a), small_run_free(&r2);
     corpus_free(&c);
     cleanup_dir();
 }
@@ -229,79 +251,181 @@ END_TEST
 START_TEST(nan_stops_before_the_update) {
     Corpus c;
     small_corpus(&c);
-    Trainer t;
-    small_trainer(&t, &c);
+    SmallRun run;
+    small_run(&run, &c);
+    Trainer *t = &run.t;
     Error err;
     StepResult r;
-    ck_assert_int_eq(train_step(&t, &c.train, &r, &err), 0);
-    t.model.params[t.model.tensors[3].offset] = NAN;   // a poisoned weight
-    float *before = xmalloc(t.model.num_params * sizeof *before);
-    memcpy(before, t.model.params, t.model.num_params * sizeof *before);
-    ck_assert_int_eq(train_step(&t, &c.train, &r, &err), -1);
+    ck_assert_int_eq(train_step(t, &c.train, &r, &err), 0);
+    t->model.params[t->model.tensors[3].offset] = NAN;   // a poisoned weight
+    size_t n = t->model.num_params;
+    float *before = xmalloc(n * sizeof *before);
+    memcpy(before, t->model.params, n * sizeof *before);
+    ck_assert_int_eq(train_step(t, &c.train, &r, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "NaN"));
     ck_assert_ptr_nonnull(strstr(err.msg, "step 2"));
-    ck_assert_int_eq(t.step, 1);
-    ck_assert_int_eq(memcmp(before, t.model.params,
-                            t.model.num_params * sizeof *before), 0);
+    ck_assert_int_eq(t->step, 1);
+    ck_assert_int_eq(memcmp(before, t->model.params, n * sizeof *before), 0);
     free(before);
-    trainer_free(&t);
+    small_run_free(&run);
     corpus_free(&c);
     cleanup_dir();
 }
 END_TEST
 
-// The "no allocation inside a training step": once the trainer is
-// set up, steps and evaluations make no malloc, calloc, realloc or
-// aligned_alloc call of our own (tests/alloc_count.h: the runner is linked
-// with --wrap for them). The first step runs before counting, so that
-// nothing started lazily is mistaken for a step's allocation.
+// No allocation inside a training step: once the trainer is set up,
+// steps and evaluations make no malloc, calloc, realloc or aligned_alloc
+// call of our own (tests/alloc_count.h: the runner is linked with --wrap
+// for them). The first step runs before counting, so that nothing
+// started lazily is mistaken for a step's allocation.
 START_TEST(train_step_allocates_nothing) {
     unsigned long before = alloc_count();
     free(xmalloc(16));                       // the counter sees our calls
     ck_assert_uint_eq(alloc_count(), before + 1);
     Corpus c;
     small_corpus(&c);
-    Trainer t;
-    small_trainer(&t, &c);
+    SmallRun run;
+    small_run(&run, &c);
     Error err;
     StepResult r;
-    ck_assert_int_eq(train_step(&t, &c.train, &r, &err), 0);
+    ck_assert_int_eq(train_step(&run.t, &c.train, &r, &err), 0);
     // no ck_assert in between: Check itself allocates to record each one
     before = alloc_count();
     int rc = 0;
-    for (int i = 0; i < 3; i++) rc |= train_step(&t, &c.train, &r, &err);
+    for (int i = 0; i < 3; i++) rc |= train_step(&run.t, &c.train, &r, &err);
     double loss;
-    rc |= evaluate(&t, &c.val, 1, &loss, &err);
+    rc |= evaluate(&run.t, &c.val, 1, &loss, &err);
     unsigned long after = alloc_count();
     ck_assert_int_eq(rc, 0);
     ck_assert_uint_eq(after, before);
-    trainer_free(&t);
+    small_run_free(&run);
     corpus_free(&c);
 }
 END_TEST
 
 START_TEST(resume_refusals) {
     Error err;
-    Trainer t;
-    Vocab v;
-    ck_assert_int_eq(trainer_resume(&t, "/nonexistent/run", &v, &err), -1);
+    SmallRun r;
+    ck_assert_int_eq(gpt_trainer_resume(&r.t, &r.g, "/nonexistent/run",
+                                        &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/run/model"));
     // a chapter 5 model without training state
     Corpus c;
     small_corpus(&c);
-    Trainer a;
-    small_trainer(&a, &c);
+    SmallRun a;
+    small_run(&a, &c);
     char out[96], p[160];
     snprintf(out, sizeof out, "%s/run", dir);
-    ck_assert_int_eq(trainer_save(&a, out, &c.vocab, &err), 0);
+    ck_assert_int_eq(trainer_save(&a.t, out, &err), 0);
     snprintf(p, sizeof p, "%s/state-0.safetensors", out);
     ck_assert_int_eq(unlink(p), 0);
-    ck_assert_int_eq(trainer_resume(&t, out, &v, &err), -1);
+    ck_assert_int_eq(gpt_trainer_resume(&r.t, &r.g, out, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "state-0.safetensors"));
-    ck_assert_ptr_null(v.chars);
-    trainer_free(&a);
+    ck_assert_ptr_null(r.g.vocab.chars);
+    ck_assert_ptr_null(r.t.m);
+    small_run_free(&a);
     corpus_free(&c);
     cleanup_dir();
+}
+END_TEST
+
+// ---- the trainer with a model that is not a GPT ----------------------------
+
+// The smallest model: four parameters pulled towards a target, loss
+// 0.5 |p - target|^2, its gradient p - target. Two ranges: p[0..1] a
+// "matrix" with weight decay, p[2..3] a "vector" without. batch() draws
+// the target from the generator; the counters record the calls.
+typedef struct {
+    float params[4], grads[4];
+    TrainTensor tensors[2];
+    float target;
+    int batches, forwards, backwards, train_forwards;
+} Toy;
+
+static int toy_batch(void *self, const void *data, Rng *rng, Error *err) {
+    (void)err;
+    Toy *t = self;
+    t->target = *(const float *)data + 0.01f * rng_uniform(rng);
+    t->batches++;
+    return 0;
+}
+
+static int toy_forward(void *self, bool train, Rng *rng, float *loss,
+                       Error *err) {
+    (void)rng, (void)err;
+    Toy *t = self;
+    double l = 0;
+    for (int i = 0; i < 4; i++)
+        l += 0.5 * (t->params[i] - t->target) * (t->params[i] - t->target);
+    *loss = (float)l;
+    t->forwards++;
+    t->train_forwards += train;
+    return 0;
+}
+
+static void toy_backward(void *self) {
+    Toy *t = self;
+    for (int i = 0; i < 4; i++) t->grads[i] = t->params[i] - t->target;
+    t->backwards++;
+}
+
+static TrainModel toy_model(Toy *t) {
+    t->tensors[0] = (TrainTensor){0, 2, true};
+    t->tensors[1] = (TrainTensor){2, 2, false};
+    return (TrainModel){.self = t, .params = t->params, .grads = t->grads,
+                        .num_params = 4, .tensors = t->tensors,
+                        .n_tensors = 2, .batch = toy_batch,
+                        .forward = toy_forward, .backward = toy_backward};
+}
+
+// The trainer drives any TrainModel: one batch, one forward in training
+// mode and one backward per step; AdamW with this step's learning rate
+// and with weight decay on the ranges that ask for it only; evaluation
+// in eval mode without touching the parameters.
+START_TEST(trainer_drives_any_model) {
+    Toy toy = {.params = {1, 1, 1, 1}};
+    TrainModel tm = toy_model(&toy);
+    TrainConfig c = {.batch = 1, .steps = 3, .lr = 0.1f, .min_lr = 0.01f,
+                     .warmup = 1, .decay_steps = 3,
+                     .adamw = {0.9f, 0.95f, 1e-8f, 0.5f}, .grad_clip = 0,
+                     .eval_every = 0, .eval_iters = 5, .seed = 3};
+    Trainer t;
+    Error err;
+    ck_assert_int_eq(trainer_init(&t, &tm, &c, &err), 0);
+    // the same updates by hand: both halves see the same gradients, so
+    // they differ only by the decay
+    float want[4] = {1, 1, 1, 1}, m[4] = {0}, v[4] = {0};
+    float target = 2.0f;
+    Rng data;
+    rng_seed(&data, c.seed);   // the trainer's batch generator
+    for (int s = 0; s < 3; s++) {
+        StepResult r;
+        ck_assert_int_eq(train_step(&t, &target, &r, &err), 0);
+        float tg = target + 0.01f * rng_uniform(&data), g[4];
+        for (int i = 0; i < 4; i++) g[i] = want[i] - tg;
+        float lr = lr_schedule(s, c.warmup, c.decay_steps, c.lr, c.min_lr);
+        ck_assert_float_eq(r.lr, lr);
+        adamw_update(want, g, m, v, 2, s + 1, lr, 0.5f, &c.adamw);
+        adamw_update(want + 2, g + 2, m + 2, v + 2, 2, s + 1, lr, 0.0f,
+                     &c.adamw);
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(toy.params[i] == want[i], "p[%d] = %.9g, want %.9g",
+                      i, toy.params[i], want[i]);
+    ck_assert(toy.params[0] != toy.params[2]);   // the decay made a mark
+    ck_assert_int_eq(toy.batches, 3);
+    ck_assert_int_eq(toy.train_forwards, 3);
+    ck_assert_int_eq(toy.backwards, 3);
+    double loss;
+    float kept[4];
+    memcpy(kept, toy.params, sizeof kept);
+    ck_assert_int_eq(evaluate(&t, &target, 0, &loss, &err), 0);
+    ck_assert_int_eq(toy.forwards, 3 + 5);
+    ck_assert_int_eq(toy.train_forwards, 3);      // evaluation: eval mode
+    ck_assert_int_eq(toy.backwards, 3);
+    ck_assert_int_eq(memcmp(kept, toy.params, sizeof kept), 0);
+    ck_assert(loss > 0 && loss < 0.5 * 4 * 1.1 * 1.1);
+    trainer_free(&t);
 }
 END_TEST
 
@@ -314,6 +438,7 @@ Suite *ch6_suite(void) {
     tcase_add_test(tc, nan_stops_before_the_update);
     tcase_add_test(tc, train_step_allocates_nothing);
     tcase_add_test(tc, resume_refusals);
+    tcase_add_test(tc, trainer_drives_any_model);
     suite_add_tcase(s, tc);
     return s;
 }

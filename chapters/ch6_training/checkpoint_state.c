@@ -1,0 +1,188 @@
+#include "checkpoint_state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+
+static void rng_json(StrBuf *b, const char *name, const Rng *r) {
+    sb_printf(b, "\"%s_next\": %d, \"%s_state\": \"", name, r->next, name);
+    for (int i = 0; i < RNG_N; i++) sb_printf(b, "%08" PRIx32, r->state[i]);
+    sb_append(b, "\"", 1);
+}
+
+static void config_json(StrBuf *b, const TrainConfig *c) {
+    sb_printf(b, "\"batch\": %d, \"steps\": %d, \"lr\": %.9g, "
+              "\"min_lr\": %.9g, \"warmup\": %d, \"decay_steps\": %d, "
+              "\"beta1\": %.9g, \"beta2\": %.9g, \"eps\": %.9g, "
+              "\"weight_decay\": %.9g, \"grad_clip\": %.9g, "
+              "\"eval_every\": %d, \"eval_iters\": %d, \"seed\": \"%" PRIu64
+              "\"", c->batch, c->steps, c->lr, c->min_lr, c->warmup,
+              c->decay_steps, c->adamw.beta1, c->adamw.beta2, c->adamw.eps,
+              c->adamw.weight_decay, c->grad_clip, c->eval_every,
+              c->eval_iters, c->seed);
+}
+
+static void state_path(char *buf, size_t size, const char *dir, int step) {
+    snprintf(buf, size, "%s/state-%d.safetensors", dir, step);
+}
+
+// Removes dir/state-*.safetensors except the one for step keep.
+static void remove_old_states(const char *dir, int keep) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        int s;
+        char tail[32];
+        if (sscanf(e->d_name, "state-%d.safetensor%31s", &s, tail) == 2
+            && strcmp(tail, "s") == 0 && s != keep) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    }
+    closedir(d);
+}
+
+//> trainer-save
+int trainer_save(const Trainer *t, const char *dir, Error *err) {
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return error_set(err, "cannot create %s: %s", dir, strerror(errno));
+    // 1. the optimiser state of this step, under its own name
+    StrBuf state = {0};
+    sb_printf(&state, "{\"step\": %d, ", t->step);
+    rng_json(&state, "data_rng", &t->data_rng);
+    sb_append(&state, ", ", 2);
+    rng_json(&state, "drop_rng", &t->drop_rng);
+    sb_append(&state, ", ", 2);
+    config_json(&state, &t->cfg);
+    sb_append(&state, "}", 1);
+    int64_t n = (int64_t)t->model.num_params;
+    StWriteTensor ts[2] = {{"adamw.m", t->m, 1, {n}},
+                           {"adamw.v", t->v, 1, {n}}};
+    const char *keys[1] = {"train_state"}, *values[1] = {state.s};
+    char path[4096];
+    state_path(path, sizeof path, dir, t->step);
+    int rc = st_save(path, ts, 2, keys, values, 1, err);
+    sb_free(&state);
+    if (rc != 0) return -1;
+    // 2. the model, naming that step; only then 3. the old states go
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if (t->model.save(t->model.self, path, t->step, err) != 0) return -1;
+    remove_old_states(dir, t->step);
+    return 0;
+}
+//< trainer-save
+
+static int rng_parse(const Json *j, const char *name, Rng *r,
+                     const char *path, Error *err) {
+    char key[32];
+    snprintf(key, sizeof key, "%s_next", name);
+    const Json *next = json_get(j, key);
+    snprintf(key, sizeof key, "%s_state", name);
+    const Json *st = json_get(j, key);
+    int64_t k;
+    if (!next || json_int64(next, &k) != 0 || k < 0 || k > RNG_N || !st
+        || st->type != JSON_STRING || st->str_len != 8 * RNG_N)
+        return error_set(err, "%s: train_state has no valid %s", path, name);
+    for (int i = 0; i < RNG_N; i++) {
+        char hex[9];
+        memcpy(hex, st->str + 8 * i, 8);
+        hex[8] = 0;
+        char *end;
+        unsigned long w = strtoul(hex, &end, 16);
+        if (*end != 0)
+            return error_set(err, "%s: %s state is not hexadecimal", path,
+                             name);
+        r->state[i] = (uint32_t)w;
+    }
+    r->next = (int)k;
+    return 0;
+}
+
+static int get_num(const Json *j, const char *key, double *out,
+                   const char *path, Error *err) {
+    const Json *v = json_get(j, key);
+    if (!v || v->type != JSON_NUMBER)
+        return error_set(err, "%s: train_state has no number \"%s\"", path,
+                         key);
+    *out = v->num;
+    return 0;
+}
+
+static int parse_state(TrainState *t, const Json *j, const char *path,
+                       Error *err) {
+    TrainConfig *c = &t->cfg;
+    double v[13] = {0};
+    const char *keys[13] = {"step", "batch", "steps", "lr", "min_lr",
+                            "warmup", "decay_steps", "beta1", "beta2", "eps",
+                            "weight_decay", "grad_clip", "eval_every"};
+    for (int i = 0; i < 13; i++)
+        if (get_num(j, keys[i], &v[i], path, err) != 0) return -1;
+    double iters = 0;
+    if (get_num(j, "eval_iters", &iters, path, err) != 0) return -1;
+    const Json *seed = json_get(j, "seed");
+    if (!seed || seed->type != JSON_STRING)
+        return error_set(err, "%s: train_state has no seed", path);
+    t->step = (int)v[0];
+    c->batch = (int)v[1], c->steps = (int)v[2];
+    c->lr = (float)v[3], c->min_lr = (float)v[4];
+    c->warmup = (int)v[5], c->decay_steps = (int)v[6];
+    c->adamw = (AdamWConfig){(float)v[7], (float)v[8], (float)v[9],
+                             (float)v[10]};
+    c->grad_clip = (float)v[11], c->eval_every = (int)v[12];
+    c->eval_iters = (int)iters;
+    c->seed = strtoull(seed->str, NULL, 10);
+    if (rng_parse(j, "data_rng", &t->data_rng, path, err) != 0
+        || rng_parse(j, "drop_rng", &t->drop_rng, path, err) != 0)
+        return -1;
+    return 0;
+}
+
+
+int train_state_load(TrainState *s, const char *dir, int step, Error *err) {
+    memset(s, 0, sizeof *s);
+    char path[4096];
+    state_path(path, sizeof path, dir, step);
+    if (st_load(&s->file, path, err) != 0) return -1;
+    const char *text = st_meta(&s->file, "train_state");
+    Json *j = text ? json_parse(text, strlen(text), err) : NULL;
+    int rc = -1;
+    if (!text)
+        error_set(err, "%s: no train_state metadata", path);
+    else if (j && parse_state(s, j, path, err) == 0) {
+        if (s->step != step)
+            error_set(err, "%s: holds step %d, the model step %d", path,
+                      s->step, step);
+        else
+            rc = 0;
+    }
+    json_free(j);
+    if (rc != 0) train_state_free(s);
+    return rc;
+}
+
+//> trainer-restore
+int trainer_restore(Trainer *t, const TrainState *s, Error *err) {
+    size_t n = t->model.num_params;
+    if (st_copy_f32(&s->file, "adamw.m", t->m, n, err) != 0
+        || st_copy_f32(&s->file, "adamw.v", t->v, n, err) != 0)
+        return -1;
+    t->step = s->step;
+    t->data_rng = s->data_rng;
+    t->drop_rng = s->drop_rng;
+    return 0;
+}
+//< trainer-restore
+
+void train_state_free(TrainState *s) {
+    st_free(&s->file);
+    memset(s, 0, sizeof *s);
+}

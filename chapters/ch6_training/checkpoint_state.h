@@ -1,0 +1,44 @@
+// checkpoint_state.h - a training run on disk, for any TrainModel.
+//
+// dir/model.safetensors is the model's own file, written by model.save
+// (for the GPT, chapter 5's checkpoint, which ./ch5 loads) with the step
+// in its metadata. dir/state-<step>.safetensors holds AdamW's moments
+// (the tensors adamw.m and adamw.v) and, in the metadata entry
+// train_state, the step, both generators and the training config as
+// JSON. Both files are written atomically, the state first, and older
+// state files are removed only after the model file names the new step,
+// so a crash at any moment leaves a consistent pair.
+#ifndef CH6_CHECKPOINT_STATE_H
+#define CH6_CHECKPOINT_STATE_H
+
+#include "safetensors.h"
+#include "train.h"
+
+// Saves the run of t in dir (created if missing).
+int trainer_save(const Trainer *t, const char *dir, Error *err);
+
+// Resuming comes in two halves, because only the model's own code can
+// load the model file, and the model must be built for the saved batch
+// size before the trainer can take the moments:
+//
+//   1. load dir/model.safetensors and its step (the model's code)
+//   2. train_state_load(&s, dir, step): the config, generators, moments
+//   3. build the model for s.cfg.batch, trainer_init(t, model, &s.cfg)
+//   4. trainer_restore(t, &s), train_state_free(&s)
+//
+// gpt_trainer_resume (gpt_train.h) is that sequence for the GPT.
+typedef struct {
+    TrainConfig cfg;
+    int step;
+    Rng data_rng, drop_rng;
+    StFile file;          // the state file, holding the moments
+} TrainState;
+
+// Reads dir/state-<step>.safetensors and checks that it holds step.
+int train_state_load(TrainState *s, const char *dir, int step, Error *err);
+// Copies the moments, the step and the generators of s into t, whose
+// model must have the saved number of parameters.
+int trainer_restore(Trainer *t, const TrainState *s, Error *err);
+void train_state_free(TrainState *s);
+
+#endif

@@ -1,0 +1,126 @@
+#include "gpt_train.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "checkpoint_state.h"
+#include "mem.h"
+#include "profile.h"
+
+int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err) {
+    memset(g, 0, sizeof *g);
+    if (gpt_acts_alloc(&g->acts, &m->cfg, B, m->cfg.block_size, err) != 0)
+        return -1;
+    if (gpt_alloc_grads(m, err) != 0) {
+        gpt_acts_free(&g->acts, &m->cfg);
+        return -1;
+    }
+    g->model = *m;
+    memset(m, 0, sizeof *m);   // g owns them now
+    g->vocab = *vocab;
+    memset(vocab, 0, sizeof *vocab);
+    g->B = B;
+    g->T = g->model.cfg.block_size;
+    g->x = xmalloc((size_t)B * g->T * sizeof *g->x);
+    g->y = xmalloc((size_t)B * g->T * sizeof *g->y);
+    g->tensors = xmalloc((size_t)g->model.n_tensors * sizeof *g->tensors);
+    for (int i = 0; i < g->model.n_tensors; i++) {
+        const GptTensor *s = &g->model.tensors[i];
+        size_t n = (size_t)s->shape[0] * (s->ndim == 2 ? s->shape[1] : 1);
+        g->tensors[i] = (TrainTensor){s->offset, n, s->decay};
+    }
+    return 0;
+}
+
+void gpt_train_free(GptTrain *g) {
+    gpt_acts_free(&g->acts, &g->model.cfg);
+    gpt_free(&g->model);
+    vocab_free(&g->vocab);
+    free(g->x);
+    free(g->y);
+    free(g->tensors);
+    memset(g, 0, sizeof *g);
+}
+
+void gpt_train_set_batch(GptTrain *g, const int *x, const int *y) {
+    size_t n = (size_t)g->B * g->T;
+    memcpy(g->x, x, n * sizeof *x);
+    memcpy(g->y, y, n * sizeof *y);
+}
+
+// ---- the TrainModel functions ----------------------------------------------
+
+static int batch(void *self, const void *data, Rng *rng, Error *err) {
+    GptTrain *g = self;
+    return get_batch(g->x, g->y, data, g->B, g->T, rng, err);
+}
+
+static int forward(void *self, bool train, Rng *rng, float *loss,
+                   Error *err) {
+    GptTrain *g = self;
+    return gpt_forward(&g->model, &g->acts, g->x, g->y, g->B, g->T, train,
+                       rng, loss, err);
+}
+
+static void backward(void *self) {
+    GptTrain *g = self;
+    PROFILE_BW(PROF_OPTIM, gpt_zero_grads(&g->model));
+    gpt_backward(&g->model, &g->acts, g->x, g->y);
+}
+
+static int save(const void *self, const char *path, int step, Error *err) {
+    const GptTrain *g = self;
+    return checkpoint_save_step(path, &g->model, &g->vocab, step, err);
+}
+
+TrainModel gpt_train_model(GptTrain *g) {
+    return (TrainModel){.self = g, .params = g->model.params,
+                        .grads = g->model.grads,
+                        .num_params = g->model.num_params,
+                        .tensors = g->tensors,
+                        .n_tensors = g->model.n_tensors, .batch = batch,
+                        .forward = forward, .backward = backward,
+                        .save = save};
+}
+
+size_t gpt_train_floats(const GptConfig *cfg, int B) {
+    return 4 * gpt_param_count(cfg)
+           + gpt_acts_floats(cfg, B, cfg->block_size);
+}
+
+// ---- resuming --------------------------------------------------------------
+
+//> gpt-resume
+int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir,
+                       Error *err) {
+    memset(t, 0, sizeof *t);
+    memset(g, 0, sizeof *g);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    Gpt m;
+    Vocab vocab;
+    int step;
+    if (checkpoint_load_step(path, &m, &vocab, &step, err) != 0) return -1;
+    TrainState s;
+    int rc = -1;
+    if (train_state_load(&s, dir, step, err) == 0) {
+        if (train_config_check(&s.cfg, err) == 0
+            && gpt_train_init(g, &m, &vocab, s.cfg.batch, err) == 0) {
+            TrainModel tm = gpt_train_model(g);
+            if (trainer_init(t, &tm, &s.cfg, err) == 0
+                && trainer_restore(t, &s, err) == 0)
+                rc = 0;
+            else
+                trainer_free(t), gpt_train_free(g);
+        }
+        train_state_free(&s);
+    }
+    if (rc != 0) {
+        gpt_free(&m);   // no-ops when g took them
+        vocab_free(&vocab);
+    }
+    return rc;
+}
+//< gpt-resume

@@ -1,0 +1,49 @@
+// gpt_train.h - chapter 5's GPT as a TrainModel (train.h): its batches
+// are windows of a Split (x, and y the same window shifted by one), its
+// loss the next-character cross-entropy, its checkpoint chapter 5's file
+// with the step in it.
+#ifndef CH6_GPT_TRAIN_H
+#define CH6_GPT_TRAIN_H
+
+#include <stddef.h>
+
+#include "dataset.h"
+#include "gpt.h"
+#include "train.h"
+#include "vocab.h"
+
+typedef struct {
+    Gpt model;            // owned
+    Vocab vocab;          // owned; written into every checkpoint
+    GptActs acts;         // (B, block_size)
+    int B, T;             // a batch: B sequences of T = block_size
+    int *x, *y;           // the current batch, (B, T) each
+    TrainTensor *tensors; // the model's tensors, as AdamW's ranges
+} GptTrain;
+
+// Takes m and vocab (moved in: both are zeroed) and allocates gradients,
+// activations and the batch for B sequences of block_size. Returns 0, or
+// -1 with a message (and m and vocab left as they were).
+int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err);
+void gpt_train_free(GptTrain *g);
+
+// The TrainModel of g; its data is a const Split *. g must stay where it
+// is while the trainer uses it.
+TrainModel gpt_train_model(GptTrain *g);
+
+// Sets the current batch: x, y (B, T) each.
+void gpt_train_set_batch(GptTrain *g, const int *x, const int *y);
+
+// The floats a run of cfg with batch B allocates: parameters, gradients,
+// AdamW's two moments (num_params each) and the activations
+// (gpt_acts_floats); the memory report and the check before allocating
+// both use it.
+size_t gpt_train_floats(const GptConfig *cfg, int B);
+
+// Loads a run that trainer_save wrote in dir: the model and its
+// vocabulary into g, the training config and state into t. Neither may
+// be initialised yet; on failure both are left zeroed.
+int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir,
+                       Error *err);
+
+#endif
