@@ -75,7 +75,7 @@ static int close_rel(double got, double want) {
     return fabs(got - want) <= LOSS_RTOL * fabs(want);
 }
 
-// ---- parity with PyTorch -------------------------------------------------------
+// ---- parity with PyTorch ----------------------------------------------------
 
 START_TEST(smoothed_xent_matches_pytorch) {
     Case k = load_case(CASES[_i]);
@@ -130,7 +130,7 @@ START_TEST(eps_zero_is_chapter5_crossentropy) {
 }
 END_TEST
 
-// ---- finite differences ------------------------------------------------------------
+// ---- finite differences -----------------------------------------------------
 
 typedef struct {
     Case *k;
@@ -186,7 +186,7 @@ START_TEST(every_row_pad_and_huge_logits) {
 }
 END_TEST
 
-// ---- wrong versions: each must fail the comparison above --------------------------
+// ---- wrong versions: each must fail the comparison above --------------------
 
 // -sum_j q_j log p_j for one row, in double, with q_y = on_y and
 // q_j = on_rest for every other class.
@@ -284,7 +284,7 @@ START_TEST(wrong_versions_fail) {
 }
 END_TEST
 
-// ---- masks ------------------------------------------------------------------------
+// ---- masks ------------------------------------------------------------------
 
 START_TEST(pad_mask_counts_and_positions) {
     enum { B = 3, T = 5, PAD = 0 };

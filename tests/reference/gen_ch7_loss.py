@@ -108,7 +108,8 @@ def main():
                                label_smoothing=eps)
         nll = F.cross_entropy(z, targets, ignore_index=pad)
         loss.backward()
-        check_claims(name, z.detach(), targets, V, pad, eps, loss.item(), z.grad)
+        check_claims(name, z.detach(), targets, V, pad, eps, loss.item(),
+                     z.grad)
         out.add(name + ".logits", z)
         out.add(name + ".targets", targets)
         out.add(name + ".pad", pad)
