@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "exercise.h"
 #include "mem.h"
@@ -28,12 +29,15 @@ Fixture *fixture_open(const char *file) {
     Error err;
     Fixture *f = fixture_load(path, &err);
     if (f) return f;
-    // chN_ex.txt -> gen_chN_ex.py, chN_what.txt -> gen_chN.py
+    // the script that writes it: gen_<stem>.py when there is one
+    // (ch7_loss.txt, ch5_ex.txt), otherwise the chapter's gen_chN.py
+    char script[256];
     int stem = (int)strcspn(file, ".");
-    bool ex = stem >= 3 && strncmp(file + stem - 3, "_ex", 3) == 0;
-    int len = ex ? stem : (int)strcspn(file, "_.");
-    ck_abort_msg("%s (python3 tests/reference/gen_%.*s.py writes it)",
-                 err.msg, len, file);
+    snprintf(script, sizeof script, "tests/reference/gen_%.*s.py", stem, file);
+    if (access(script, F_OK) != 0)
+        snprintf(script, sizeof script, "tests/reference/gen_%.*s.py",
+                 (int)strcspn(file, "_."), file);
+    ck_abort_msg("%s (python3 %s writes it)", err.msg, script);
     return NULL;
 }
 

@@ -36,8 +36,7 @@ static double scalar(const Fixture *f, const char *c, const char *what) {
 }
 
 static Case load_case(const char *c) {
-    Fixture *f = fixture_open("tests/reference/ch7_loss.txt",
-                              "gen_ch7_loss.py");
+    Fixture *f = fixture_open("ch7_loss.txt");
     Case k;
     char key[64];
     int dims[FIXTURE_MAX_DIMS];
