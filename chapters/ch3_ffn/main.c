@@ -149,7 +149,7 @@ static void show_params(void) {
     size_t att = (size_t)3 * C * C + (size_t)C * C;   // c_attn, c_proj
     size_t ffn = ffn_param_count(C, F, false);
     char label[64], a[32], b[32];
-    printf("params      the seed config: C=%d, NH=%d, F=4C=%d, %d layers, "
+    printf("params      the course notes' config: C=%d, NH=%d, F=4C=%d, %d layers, "
            "bias=False\n", C, NH, F, L);
     printf("            %-30s %10s %10s %10s\n", "", "one layer", "+ biases",
            "4 layers");

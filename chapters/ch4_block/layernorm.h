@@ -16,7 +16,7 @@
 
 // PyTorch's nn.LayerNorm default, and GPT-2's.
 #define LAYERNORM_EPS 1e-5f
-// The RMSNorm of the seeds (and of the original LLaMA): 1e-6.
+// The RMSNorm of the course notes (and of the original LLaMA): 1e-6.
 #define RMSNORM_EPS 1e-6f
 
 //> layernorm-api

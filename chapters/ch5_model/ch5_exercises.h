@@ -31,13 +31,14 @@
 size_t ex_gpt_param_count(const GptConfig *cfg);
 
 // Exercise 5.2 - the fixed sinusoidal position table (T, C), interleaved
-// as in seed 001 and "Attention Is All You Need": channel pair i is
+// as in the course notes and "Attention Is All You Need": channel pair i is
 // channels 2i and 2i+1, and
 //   pe[t][2i]   = sin(t * w_i)
 //   pe[t][2i+1] = cos(t * w_i),     w_i = 10000^(-2i / C)
 // With an odd C the last channel (C-1 = 2i) has no partner: it gets the
 // sine, sin(t * w_i), and there is no cosine column for that i. (The
-// seed's PyTorch code refuses odd C: its cosine half does not fit.)
+// course notes' PyTorch code refuses odd C: its cosine half does not
+// fit.)
 // Every value must be within 1e-6 of the exact one up to T = 1024:
 // compute w_i and the angle t * w_i in double and round only the sine or
 // cosine to float. (Near t = 1000 a float angle is off by up to ~4e-5
@@ -92,12 +93,13 @@ void ex_embedding_backward(float *dwte,           // (V, C) +=
                            const float *h,        // (B*T, C)
                            int B, int T, int C, int V);
 
-// Exercise 5.6 - rotary position embedding (RoPE, seeds 001 and 002), in
-// place on queries or keys laid out (B, NH, T, HS), HS even. Row t of
-// every (b, head) is at position pos = pos0 + t. Pairs are INTERLEAVED,
-// channels (2i, 2i+1), as in seed 001's view_as_complex code (the pairing
-// of the RoFormer paper and of Meta's Llama; GPT-NeoX and Hugging Face's
-// Llama rotate halves (i, i + HS/2) instead, and the two do not mix). Pair
+// Exercise 5.6 - rotary position embedding (RoPE, as the course notes
+// present it), in place on queries or keys laid out (B, NH, T, HS), HS
+// even. Row t of every (b, head) is at position pos = pos0 + t. Pairs are
+// INTERLEAVED, channels (2i, 2i+1), as in the course notes'
+// view_as_complex code (the pairing of the RoFormer paper and of Meta's
+// Llama; GPT-NeoX and Hugging Face's Llama rotate halves (i, i + HS/2)
+// instead, and the two do not mix). Pair
 // i turns by the angle a = pos * 10000^(-2i / HS):
 //   out[2i]   = x[2i] * cos(a) - x[2i+1] * sin(a)
 //   out[2i+1] = x[2i] * sin(a) + x[2i+1] * cos(a)

@@ -41,7 +41,7 @@ typedef struct {
 } GptConfig;
 //< gpt-config
 
-// The seeds' model: V from the data, block 128, 4 layers, 4 heads, 128
+// The course notes' model: V from the data, block 128, 4 layers, 4 heads, 128
 // wide, FFN 512, dropout 0.1, no biases, learned positions.
 GptConfig gpt_config_default(int vocab_size);
 

@@ -1,7 +1,7 @@
 // ch5 - the whole GPT: its configuration, where its parameters are, what
 // an untrained one writes, and how fast it writes with a KV cache.
 //
-//   ./ch5                                the seeds' model, untrained
+//   ./ch5                                the course notes' model, untrained
 //   ./ch5 --checkpoint model.safetensors --prompt "ROMEO:" --tokens 500
 //   ./ch5 --checkpoint model.safetensors --score "some text to score"
 //   ./ch5 --save model.safetensors       write the untrained model
@@ -62,7 +62,7 @@ static void show_params(const Gpt *m) {
     }
     printf("  %-34s %-11s %23s\n", "lm_head.weight", "= wte", "0 (tied)");
     if (c->n_layer == 4 && c->n_embd == 128 && c->block_size == 128)
-        printf("  (the seeds call this model ~1.6M and ~200K parameters; "
+        printf("  (the course notes call this model ~1.6M and ~200K parameters; "
                "both are off)\n");
 }
 

@@ -1,5 +1,6 @@
 // positional.h - the fixed sinusoidal position table of "Attention Is All
-// You Need" (and of seed 001's model), the alternative to a learned wpe.
+// You Need" (and of the course notes' model), the alternative to a
+// learned wpe.
 //
 // For position t and channel pair i (channels 2i and 2i+1):
 //   pe[t, 2i]   = sin(t * w_i)

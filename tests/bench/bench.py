@@ -28,7 +28,7 @@ What it does, in order:
 tokens/s is the median over the steps after the first few (warm-up and,
 with torch.compile, compilation); FLOPs utilisation is
 tokens/s * (6N + 12*L*C*T) / SGEMM peak, with N the parameters less the
-position table (nanoGPT's estimate). "target needs" is the issue's
+position table (nanoGPT's estimate). "target needs" is our
 target ratio (2x PyTorch on A and B, 1.5x on C) turned into the FLOPs
 utilisation it would take: above about 90% no implementation built on
 this SGEMM can reach it. The machine may be shared: the
@@ -458,7 +458,7 @@ def fmt(x, f="%.0f"):
     return "-" if x is None else f % x
 
 
-# The targets, ours / PyTorch best. The table shows what each would
+# Our targets, ours / PyTorch best. The table shows what each would
 # take: that ratio times PyTorch's tokens/s, as a share of the SGEMM peak.
 TARGETS = {"A": 2.0, "B": 2.0, "C": 1.5}
 

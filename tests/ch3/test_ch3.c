@@ -609,7 +609,7 @@ START_TEST(ffn_bad_sizes) {
 END_TEST
 
 START_TEST(ffn_parameter_counts) {
-    // the seed config: C = 128, F = 4C = 512, bias False
+    // the course notes' config: C = 128, F = 4C = 512, bias False
     ck_assert_uint_eq(ffn_param_count(128, 512, false), 131072);
     ck_assert_uint_eq(ffn_param_count(128, 512, true), 131072 + 512 + 128);
     ck_assert_uint_eq(ffn_param_count(6, 10, true), 60 + 60 + 10 + 6);

@@ -566,7 +566,7 @@ END_TEST
 START_TEST(block_parameter_counts) {
     // GPT-2 small: C = 768, F = 3072, 7,087,872 parameters per block
     ck_assert_uint_eq(block_param_count(768, 3072, true), 7087872);
-    // the seed config: C = 128, F = 512, bias False: 4C^2 + 2CF + 2C
+    // the course notes' config: C = 128, F = 512, bias False: 4C^2 + 2CF + 2C
     ck_assert_uint_eq(block_param_count(128, 512, false), 196864);
     BlockParams p = block_params_new(6, 10, true);
     ck_assert_uint_eq(p.n, 4 * 36 + 2 * 60 + 12 + 7 * 6 + 10);

@@ -290,7 +290,7 @@ END_TEST
 // ---- the model's shape and initialisation -----------------------------------------
 
 START_TEST(parameter_counts) {
-    // the seeds' model: 65*128 + 128*128 + 4*(12*128^2 + 2*128) + 128
+    // the course notes' model: 65*128 + 128*128 + 4*(12*128^2 + 2*128) + 128
     GptConfig c = gpt_config_default(65);
     ck_assert_uint_eq(gpt_param_count(&c), 812288);
     Gpt m;

@@ -30,7 +30,8 @@ START_TEST(ex5_1_gpt2_sizes) {
     // The four released GPT-2 checkpoints (V 50257, block 1024, biases,
     // learned positions, the head tied): what sum(p.numel()) gives for
     // them in nanoGPT. The GPT-2 paper's table says 117M, 345M, 762M and
-    // 1542M (seed 002 repeats them): all four below the real counts.
+    // 1542M (the lecture "The Transformer Architecture Step by Step" repeats
+    // them): all four below the real counts.
     static const struct { int L, NH, C; size_t want; } gpt2[] = {
         {12, 12, 768, 124439808u}, {24, 16, 1024, 354823168u},
         {36, 20, 1280, 774030080u}, {48, 25, 1600, 1557611200u},
@@ -47,17 +48,17 @@ START_TEST(ex5_1_gpt2_sizes) {
 END_TEST
 
 START_TEST(ex5_1_seed_model_and_gpt3) {
-    // The seeds' model: V 65, block 128, 4 layers, 128 wide, no biases,
+    // The course notes' model: V 65, block 128, 4 layers, 128 wide, no biases,
     // learned positions. By hand:
     //   wte 65*128 = 8,320          wpe 128*128 = 16,384
     //   a block: 12 * 128^2 + 2 * 128 = 196,608 + 256 = 196,864, four of
     //   them 787,456                ln_f 128
     //   total 8,320 + 16,384 + 787,456 + 128 = 812,288
-    // (seed 000 says ~1.6M and seed 001 ~200K: both wrong.) Sinusoidal
+    // (the course notes say ~1.6M and ~200K: both wrong.) Sinusoidal
     // positions drop wpe, 16,384 of them.
     GptConfig c = config(65, 128, 4, 4, 128, false, POS_LEARNED);
     size_t got = ex_gpt_param_count(&c);
-    ck_assert_msg(got == 812288u, "the seeds' model: got %zu, want 812288",
+    ck_assert_msg(got == 812288u, "the course notes' model: got %zu, want 812288",
                   got);
     c.positional = POS_SINUSOIDAL;
     got = ex_gpt_param_count(&c);
@@ -170,12 +171,12 @@ START_TEST(ex5_2_matches_definition) {
 END_TEST
 
 START_TEST(ex5_2_matches_pytorch) {
-    // seed 001's SinusoidalPositionalEncoding, T 16, C 8
+    // the course notes' SinusoidalPositionalEncoding, T 16, C 8
     Fixture *f = fixture_open("ch5_ex.txt");
     const int shape[2] = {16, 8};
     float pe[16 * 8];
     ex_sinusoidal_table(pe, 16, 8);
-    ck_assert_close_f("table vs seed 001's construction", pe,
+    ck_assert_close_f("table vs the course notes' construction", pe,
                       fixture_get(f, "sin.pe", shape, 2), 16 * 8, 1e-6, 0);
     fixture_free(f);
 }
@@ -590,13 +591,13 @@ START_TEST(ex5_6_known_values) {
 END_TEST
 
 START_TEST(ex5_6_matches_pytorch) {
-    // seed 001's apply_rope (view_as_complex), positions 3 .. 7
+    // the course notes' apply_rope (view_as_complex), positions 3 .. 7
     Fixture *f = fixture_open("ch5_ex.txt");
     const int shape[4] = {1, 2, 5, 8};
     float x[1 * 2 * 5 * 8];
     memcpy(x, fixture_get(f, "rope.x", shape, 4), sizeof x);
     ex_rope(x, 1, 2, 5, 8, 3);
-    ck_assert_close_f("rope vs seed 001's apply_rope", x,
+    ck_assert_close_f("rope vs the course notes' apply_rope", x,
                       fixture_get(f, "rope.out", shape, 4), 80, 1e-6, 1e-5);
     fixture_free(f);
 }

@@ -6,15 +6,16 @@ tests/reference/ch5_ex.txt (format of tests/fixture.h).
 
 needs PyTorch; the build and the tests never do. Three cases:
 
-  sin.*    seed 001's SinusoidalPositionalEncoding construction (T 16,
-           C 8), run in float64; asserted to agree with the seed's own
-           float32 run to 1e-6.
+  sin.*    the SinusoidalPositionalEncoding construction of the course
+           notes ("Implementing a Transformer from scratch"; T 16, C 8),
+           run in float64; asserted to agree with its own float32 run to
+           1e-6.
   emb.*    a small model whose LM head is tied to its token embedding:
            x = wte[idx] + wpe[:T], h = layer_norm(x), logits = h @ wte^T,
            loss = cross-entropy. Autograd computes d loss / d wte through
            both uses; the file also holds what reaches the embedding (dx =
            d loss / d x), the head's input h and dlogits.
-  rope.*   seed 001's apply_rope (interleaved pairs through
+  rope.*   the course notes' apply_rope (interleaved pairs through
            torch.view_as_complex), in float64, on a (1, 2, 5, 8) tensor at
            positions 3 .. 7; asserted to differ from the half-split layout.
 """
@@ -29,7 +30,7 @@ torch.manual_seed(5)
 
 
 def sinusoidal_seed(T, C, dtype):
-    """Seed 001's table, line for line, in the given dtype."""
+    """The course notes' table, line for line, in the given dtype."""
     pe = torch.zeros(T, C, dtype=dtype)
     position = torch.arange(0, T, dtype=dtype).unsqueeze(1)
     div_term = torch.exp(torch.arange(0, C, 2, dtype=dtype)
@@ -74,7 +75,7 @@ def emb_case(fx, B, T, C, V, block):
 
 
 def apply_rope_seed(x, freqs):
-    """Seed 001's apply_rope, in float64 (complex128)."""
+    """The course notes' apply_rope, in float64 (complex128)."""
     x_complex = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
     x_rotated = x_complex * freqs.unsqueeze(0).unsqueeze(0)
     return torch.view_as_real(x_rotated).flatten(-2)
