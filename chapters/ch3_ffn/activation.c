@@ -1,5 +1,6 @@
 #include "activation.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -72,6 +73,7 @@ static inline float gelu_tanh_grad(float x) {
 
 //> gelu
 void gelu_forward(float *out, const float *inp, GeluKind kind, size_t n) {
+    assert(kind != RELU);
     if (kind == GELU_TANH) {
         PARALLEL_FOR
         for (size_t i = 0; i < n; i++) out[i] = gelu_tanh(inp[i]);
@@ -83,6 +85,7 @@ void gelu_forward(float *out, const float *inp, GeluKind kind, size_t n) {
 
 void gelu_backward(float *dinp, const float *dout, const float *inp,
                    GeluKind kind, size_t n) {
+    assert(kind != RELU);
     if (kind == GELU_TANH) {
         PARALLEL_FOR
         for (size_t i = 0; i < n; i++)
@@ -96,5 +99,5 @@ void gelu_backward(float *dinp, const float *dout, const float *inp,
 //< gelu
 
 const char *gelu_kind_name(GeluKind kind) {
-    return kind == GELU_TANH ? "tanh" : "exact";
+    return kind == RELU ? "relu" : kind == GELU_TANH ? "tanh" : "exact";
 }

@@ -25,8 +25,11 @@ void relu_backward(float *dinp,       // (n,)  += dout * relu'(inp)
 // erf form, PyTorch's default F.gelu(x); GELU_TANH is the tanh
 // approximation of GPT-2 and BERT, F.gelu(x, approximate='tanh'). Both are
 // computed in a form the compiler vectorises, within about 5e-7 of the
-// exact values (PyTorch's own float32 GELU: 1.2e-6).
-typedef enum { GELU_EXACT, GELU_TANH } GeluKind;
+// exact values (PyTorch's own float32 GELU: 1.2e-6). The FFN's activation
+// is picked with the same type: RELU there is max(0, x), the FFN of the
+// 2017 Transformer (chapter 7); gelu_forward and gelu_backward take only
+// the two GELUs.
+typedef enum { GELU_EXACT, GELU_TANH, RELU } GeluKind;
 
 void gelu_forward(float *out,        // (n,)
                   const float *inp,  // (n,)
@@ -37,7 +40,7 @@ void gelu_backward(float *dinp,       // (n,)  += dout * gelu'(inp)
                    GeluKind kind, size_t n);
 //< activation-api
 
-// "exact" or "tanh", for messages and the --gelu flag.
+// "exact", "tanh" or "relu", for messages and the --gelu flag.
 const char *gelu_kind_name(GeluKind kind);
 
 #endif

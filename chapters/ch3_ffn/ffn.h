@@ -6,8 +6,10 @@
 //
 // Every token goes through the same two layers on its own: no token sees
 // another, so B and T only count the rows (B * T of them). F is usually
-// 4C. Dropout is not part of the layer: the residual wrapper around it
-// applies it (chapter 4's sublayer_add), the same way for every sub-layer.
+// 4C. gelu picks the activation: GELU_EXACT, GELU_TANH, or RELU (the
+// original Transformer's, which chapter 7's decoder uses). Dropout is not
+// part of the layer: the residual wrapper around it applies it (chapter
+// 4's sublayer_add), the same way for every sub-layer.
 // Weights are stored as PyTorch stores them (mlp.c_fc.weight (F, C),
 // mlp.c_proj.weight (C, F)); the biases may be NULL (nanoGPT's bias=False).
 //
@@ -66,8 +68,8 @@ struct FfnCache {
     int B, T, C, F;    // the sizes it was allocated for
     float *h;          // (B, T, F)  c_fc's output, GELU's input
     float *a;          // (B, T, F)  GELU's output, c_proj's input
-    GeluKind gelu;     // the GELU of the last forward pass, which its
-                       // backward pass must use too
+    GeluKind gelu;     // the activation of the last forward pass, which
+                       // its backward pass must use too
     float *mem;        // the allocation of h and a
 };
 
