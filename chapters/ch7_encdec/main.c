@@ -1,6 +1,7 @@
-// ch7 - the encoder-decoder Transformer (work in progress): cross-attention
-// and one Pre-LN decoder layer on a small random batch with padding, and
-// the cross-attention weights of one head for one sentence.
+// ch7 - the encoder-decoder Transformer. A placeholder while the chapter's
+// program is written: cross-attention and one Pre-LN decoder layer on a
+// small random batch with padding, and the cross-attention weights of one
+// head for one sentence. (The loss is in smoothing.c.)
 //
 //   ./ch7                  the defaults
 //   ./ch7 --head 2 --seed 7

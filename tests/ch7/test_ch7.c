@@ -438,7 +438,7 @@ static const DecCase DEC_FIXTURES[] = {
 };
 
 START_TEST(decoder_matches_pytorch) {
-    Fixture *f = fx3_open("ch7_decoder.txt");
+    Fixture *f = fixture_open("ch7_decoder.txt");
     for (size_t k = 0; k < sizeof DEC_FIXTURES / sizeof *DEC_FIXTURES; k++) {
         DecProblem p = dp_fixture(f, &DEC_FIXTURES[k]);
         const DecCase *c = &p.c;
