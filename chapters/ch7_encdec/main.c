@@ -1,112 +1,361 @@
-// ch7 - the encoder-decoder Transformer. A placeholder while the chapter's
-// program is written: cross-attention and one Pre-LN decoder layer on a
-// small random batch with padding, and the cross-attention weights of one
-// head for one sentence. (The loss is in smoothing.c.)
+// ch7 - the encoder-decoder Transformer learns a synthetic "translation":
+// reversing random strings (or copying, or sorting them). It shows the
+// two masks of a padded batch, trains with chapter 6's trainer until the
+// held-out examples come out exactly right, decodes some of them greedily
+// and with beam search, and draws one example's cross-attention.
 //
-//   ./ch7                  the defaults
-//   ./ch7 --head 2 --seed 7
+//   ./ch7                        reverse, until 100% held-out exact match
+//   ./ch7 --task sort --steps 3000
+//   ./ch7 --help
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "decoder.h"
+#include "decode.h"
 #include "error.h"
 #include "flags.h"
 #include "mem.h"
-#include "rng.h"
-#include "xattn.h"
+#include "progress.h"
+#include "seq2seq.h"
+#include "seq2seq_train.h"
+#include "task.h"
+#include "threads.h"
+#include "timer.h"
+#include "train.h"
 
-enum { B = 2, TQ = 5, TK = 6, C = 16, NH = 4, F = 64 };
+typedef struct {
+    const char *task;
+    int symbols, min_len, max_len;
+    int embd, layers, heads, ffn;
+    float dropout, smoothing;
+    int held_out, eval_every, print_every, show, beam, threads, head;
+    float alpha;
+    bool until_perfect, quiet;
+} Options;
 
-// Source: sentence 0 has 6 real tokens, sentence 1 four and 2 of padding.
-// Target: sentence 0 has 5 real positions, sentence 1 three.
-static const int SRC_MASK[B * TK] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
-static const int TGT_MASK[B * TQ] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
-
-// Matrices N(0, 1/fan_in), biases 0, LayerNorm weights 1.
-static void init_weights(const DecoderWeights *w, Rng *rng) {
-    BlockTensor t[DECODER_MAX_TENSORS];
-    int n = decoder_tensors(t, w, C, F);
-    for (int i = 0; i < n; i++) {
-        size_t len = (size_t)t[i].shape[0]
-                     * (t[i].ndim == 2 ? t[i].shape[1] : 1);
-        if (t[i].ndim == 2)
-            rng_normal_fill(rng, t[i].data, len, 0.0f,
-                            1.0f / sqrtf((float)t[i].shape[1]));
-        else if (t[i].name[0] == 'l' && t[i].name[5] == 'w')  // ln_*.weight
-            for (size_t j = 0; j < len; j++) t[i].data[j] = 1.0f;
-    }
+static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
+                        Task *task) {
+    Flag flags[] = {
+        {"task", FLAG_STRING, &o->task, "copy, reverse or sort"},
+        {"symbols", FLAG_INT, &o->symbols, "letters in the alphabet"},
+        {"min-len", FLAG_INT, &o->min_len, "shortest source string"},
+        {"max-len", FLAG_INT, &o->max_len, "longest source string"},
+        {"embd", FLAG_INT, &o->embd, "d_model: channels"},
+        {"layers", FLAG_INT, &o->layers, "encoder layers, and as many "
+         "decoder layers"},
+        {"heads", FLAG_INT, &o->heads, "attention heads"},
+        {"ffn", FLAG_INT, &o->ffn, "hidden units of each FFN"},
+        {"dropout", FLAG_FLOAT, &o->dropout, "dropout in training"},
+        {"smoothing", FLAG_FLOAT, &o->smoothing, "label smoothing eps"},
+        {"batch", FLAG_INT, &t->batch, "examples per step"},
+        {"steps", FLAG_INT, &t->steps, "the most training steps"},
+        {"lr", FLAG_FLOAT, &t->lr, "peak learning rate"},
+        {"warmup", FLAG_INT, &t->warmup, "steps of linear warmup"},
+        {"until-perfect", FLAG_BOOL, &o->until_perfect, "stop at the first "
+         "evaluation with 100% held-out exact match (0: run every step)"},
+        {"eval-every", FLAG_INT, &o->eval_every, "steps between held-out "
+         "evaluations"},
+        {"held-out", FLAG_INT, &o->held_out, "held-out examples"},
+        {"show", FLAG_INT, &o->show, "held-out examples printed"},
+        {"beam", FLAG_INT, &o->beam, "beam width of the beam search"},
+        {"alpha", FLAG_FLOAT, &o->alpha, "length normalisation: score = "
+         "log P / length^alpha"},
+        {"head", FLAG_INT, &o->head, "cross-attention head drawn (default: "
+         "the mean of all heads)"},
+        {"seed", FLAG_U64, &t->seed, "initialisation, data and dropout"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
+        {"print-every", FLAG_INT, &o->print_every, "steps between progress "
+         "lines when the output is not a terminal"},
+        {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
+    };
+    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+                "Chapter 7: an encoder-decoder Transformer learns to copy, "
+                "reverse or sort\nrandom strings, and shows its masks, its "
+                "decoding and its cross-attention.");
+    if (task_kind_parse(o->task, &task->kind) != 0)
+        flags_fail("--task must be copy, reverse or sort, got '%s'",
+                   o->task);
+    const struct { const char *name; double v, lo, hi; } range[] = {
+        {"symbols", o->symbols, 1, 26}, {"min-len", o->min_len, 1, 200},
+        {"max-len", o->max_len, o->min_len, 200},
+        {"embd", o->embd, 1, 4096}, {"layers", o->layers, 1, 64},
+        {"heads", o->heads, 1, o->embd}, {"ffn", o->ffn, 1, 65536},
+        {"dropout", o->dropout, 0, 0.99},
+        {"smoothing", o->smoothing, 0, 0.99},
+        {"batch", t->batch, 1, 65536}, {"steps", t->steps, 1, 1e7},
+        {"lr", t->lr, 1e-30, 1}, {"warmup", t->warmup, 0, 1e7},
+        {"eval-every", o->eval_every, 1, 1e7},
+        {"held-out", o->held_out, 1, 100000},
+        {"show", o->show, 0, o->held_out}, {"beam", o->beam, 1, 64},
+        {"alpha", o->alpha, 0, 2}, {"head", o->head, 0, o->heads - 1},
+        {"threads", o->threads, 0, 1024},
+        {"print-every", o->print_every, 1, 1e7},
+    };
+    for (size_t i = 0; i < sizeof range / sizeof range[0]; i++)
+        if (!(range[i].v >= range[i].lo && range[i].v <= range[i].hi))
+            flags_fail("--%s must be in [%g, %g], got %g", range[i].name,
+                       range[i].lo, range[i].hi, range[i].v);
+    if (o->embd % o->heads != 0)
+        flags_fail("--embd %d does not split into --heads %d", o->embd,
+                   o->heads);
+    task->symbols = o->symbols;
+    task->min_len = o->min_len;
+    task->max_len = o->max_len;
+    t->decay_steps = t->steps;
+    t->min_lr = t->lr / 10;
 }
 
-// The weights of head h for sentence b: target rows, source columns.
-static void show_weights(const XattnCache *c, int b, int h) {
-    printf("cross-attention weights, sentence %d, head %d (rows: target "
-           "positions,\ncolumns: source positions)\n", b, h);
-    printf("     ");
-    for (int s = 0; s < TK; s++) {
-        char label[16];
-        snprintf(label, sizeof label, SRC_MASK[b * TK + s] ? "src %d"
-                                                             : "pad %d", s);
-        printf("%8s", label);
+// ---- the data --------------------------------------------------------------
+
+// Training draws fresh random examples at every step.
+static int fill_random(const void *self, Rng *rng, int *src, int *tgt_in,
+                       int *tgt_out, int B, int S, int T, Error *err) {
+    (void)err;
+    for (int b = 0; b < B; b++)
+        task_example(self, rng, src + (size_t)b * S, tgt_in + (size_t)b * T,
+                     tgt_out + (size_t)b * T);
+    return 0;
+}
+
+// Held-out exact match: the share of examples whose greedy decoding is
+// the right answer, ending with <eos>.
+static int exact_match(const Seq2Seq *m, Seq2SeqState *st, const Task *task,
+                       const TaskSet *set, const DecodeConfig *dc, int *out,
+                       int *len, bool *done, double *share, Error *err) {
+    int S = set->S, T = set->T;
+    if (greedy_decode(m, st, set->src, set->n, S, dc, out, T, len, done,
+                      err) != 0)
+        return -1;
+    int right = 0, want[200];
+    for (int i = 0; i < set->n; i++) {
+        int n = task_answer(task, set->src + (size_t)i * S, want);
+        right += done[i] && len[i] == n
+                 && memcmp(out + (size_t)i * T, want, n * sizeof *want) == 0;
     }
+    *share = (double)right / set->n;
+    return 0;
+}
+
+// ---- what is printed -------------------------------------------------------
+
+static void show_masks(const Task *task, uint64_t seed) {
+    Rng r;
+    rng_seed(&r, seed);
+    int S = task_src_len(task), T = task_tgt_len(task);
+    int *src = xmalloc((size_t)S * sizeof *src);
+    int *tin = xmalloc((size_t)T * sizeof *tin);
+    int *tout = xmalloc((size_t)T * sizeof *tout);
+    // a short example, so that both sequences are padded
+    Task shorter = *task;
+    shorter.max_len = task->min_len;
+    task_example(&shorter, &r, src, tin, tout);
+    for (int i = shorter.max_len; i < S; i++) src[i] = TOK_PAD;
+    for (int i = shorter.max_len + 1; i < T; i++) tin[i] = tout[i] = TOK_PAD;
+    printf("One padded example ('_' is <pad>, '^' <bos>, '$' <eos>):\n");
+    printf("  source         ");
+    task_print(stdout, src, S, 0);
+    printf("\n  decoder input  ");
+    task_print(stdout, tin, T, 0);
+    printf("\n  decoder target ");
+    task_print(stdout, tout, T, 0);
+    printf("\n\nIts masks, '1' where a query (row) may read a key (column):\n");
+    print_attention_masks(stdout, tin, T, src, S, TOK_PAD);
     printf("\n");
-    for (int t = 0; t < TQ; t++) {
-        const float *row = c->att + (((size_t)b * NH + h) * TQ + t) * TK;
-        printf("tgt %d", t);
-        for (int s = 0; s < TK; s++) printf("%8.3f", (double)row[s]);
+    free(src);
+    free(tin);
+    free(tout);
+}
+
+// One example's cross-attention in the last decoder layer, as shades:
+// rows are the output tokens, columns the source tokens.
+static void show_heatmap(const Seq2Seq *m, const Task *task, const int *src,
+                         const int *answer, int n, int head, Error *err) {
+    int S = task_src_len(task), T = n + 1, NH = m->cfg.n_head;
+    int *tin = xmalloc((size_t)T * sizeof *tin);
+    tin[0] = TOK_BOS;
+    memcpy(tin + 1, answer, (size_t)n * sizeof *tin);
+    Seq2SeqActs a;
+    if (seq2seq_acts_alloc(&a, &m->cfg, 1, S, T, err) != 0
+        || seq2seq_forward(m, &a, src, tin, NULL, 1, S, T, 0, false, NULL,
+                           NULL, err) != 0) {
+        fprintf(stderr, "%s\n", err->msg);
+        free(tin);
+        seq2seq_acts_free(&a, &m->cfg);
+        return;
+    }
+    const float *att = seq2seq_cross_weights(&a, m->cfg.n_dec - 1);
+    const char *shades = " .:-=+*#%@";
+    int cols = 0;
+    while (cols < S && src[cols] != TOK_PAD) cols++;
+    printf("Cross-attention of the last decoder layer (%s), one row per "
+           "output token:\n", head < 0 ? "mean of the heads" : "one head");
+    printf("      ");
+    task_print(stdout, src, cols, 1);
+    printf("   (source)\n");
+    for (int t = 0; t < T; t++) {
+        printf("  %c -> ", t == 0 ? '^' : 'a' + tin[t] - TOK_FIRST);
+        for (int s = 0; s < cols; s++) {
+            double w = 0;
+            for (int h = 0; h < NH; h++)
+                if (head < 0 || h == head)
+                    w += att[((size_t)h * T + t) * S + s];
+            w /= head < 0 ? NH : 1;
+            int k = (int)(w * 10);
+            putchar(shades[k > 9 ? 9 : k]);
+        }
+        printf("   predicts ");
+        task_print(stdout, t < n ? &answer[t] : (int[]){TOK_EOS}, 1, 0);
         printf("\n");
     }
+    printf("  (shade of the weight: ' ' below 0.1 ... '@' 0.9 and more)\n\n");
+    free(tin);
+    seq2seq_acts_free(&a, &m->cfg);
+}
+
+static void show_examples(const Seq2Seq *m, const Task *task,
+                          const TaskSet *set, const int *greedy,
+                          const int *glen, const DecodeConfig *dc, int show,
+                          Error *err) {
+    int S = set->S, T = set->T;
+    Seq2SeqState st;
+    int *out = xmalloc((size_t)show * T * sizeof *out);
+    int *len = xmalloc((size_t)show * sizeof *len);
+    bool *done = xmalloc((size_t)show * sizeof *done);
+    float *score = xmalloc((size_t)show * sizeof *score);
+    if (seq2seq_state_alloc(&st, &m->cfg, show, S, T, dc->beam, err) != 0
+        || beam_decode(m, &st, set->src, show, S, dc, out, T, len, done,
+                       score, err) != 0) {
+        fprintf(stderr, "%s\n", err->msg);
+    } else {
+        printf("Held-out examples, greedy and beam search (k=%d):\n",
+               dc->beam);
+        for (int i = 0; i < show; i++) {
+            const int *src = set->src + (size_t)i * S;
+            int want[200], n = task_answer(task, src, want), ns = 0;
+            while (ns < S && src[ns] != TOK_PAD) ns++;
+            printf("  ");
+            task_print(stdout, src, ns, 0);
+            printf("%*s -> ", task->max_len - ns, "");
+            task_print(stdout, greedy + (size_t)i * T, glen[i], 0);
+            printf("%*s| ", task->max_len + 2 - glen[i], "");
+            task_print(stdout, out + (size_t)i * T, len[i], 0);
+            bool right = done[i] && len[i] == n
+                         && memcmp(out + (size_t)i * T, want,
+                                   (size_t)n * sizeof *want) == 0;
+            printf("%*s%s", task->max_len + 2 - len[i], "",
+                   right ? "" : "(wrong)");
+            printf("\n");
+        }
+        printf("\n");
+    }
+    seq2seq_state_free(&st, &m->cfg);
+    free(out);
+    free(len);
+    free(done);
+    free(score);
 }
 
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);
-    int head = 0;
-    uint64_t seed = 1337;
-    Flag flags[] = {
-        {"head", FLAG_INT, &head, "the head whose weights are shown"},
-        {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
-    };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
-                "Chapter 7: runs cross-attention and one Pre-LN decoder "
-                "layer on a small\nrandom batch with source and target "
-                "padding, and prints one head's\ncross-attention weights.");
-    if (head < 0 || head >= NH) flags_fail("--head must be in 0..%d", NH - 1);
-
-    Rng rng;
-    rng_seed(&rng, seed);
-    size_t n = decoder_param_count(C, F, true);
-    float *params = alloc_floats(n);
-    DecoderWeights w;
-    decoder_weights_point(&w, params, C, F, true);
-    init_weights(&w, &rng);
-    float *x = alloc_floats(B * TQ * C), *memory = alloc_floats(B * TK * C);
-    float *out = alloc_floats(B * TQ * C);
-    rng_normal_fill(&rng, x, B * TQ * C, 0.0f, 1.0f);
-    rng_normal_fill(&rng, memory, B * TK * C, 0.0f, 1.0f);
-
+    Options o = {.task = "reverse", .symbols = 10, .min_len = 4,
+                 .max_len = 10, .embd = 64, .layers = 2, .heads = 4,
+                 .ffn = 256, .dropout = 0, .smoothing = 0.1f,
+                 .held_out = 200, .eval_every = 100, .print_every = 50,
+                 .show = 4, .beam = 4, .threads = 0, .head = 0,
+                 .alpha = 1.0f, .until_perfect = true};
+    TrainConfig tc = {.batch = 64, .steps = 2000, .lr = 3e-3f,
+                      .warmup = 100,
+                      .adamw = {0.9f, 0.98f, 1e-9f, 0.01f},
+                      .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 1,
+                      .seed = 1337};
+    Task task;
+    parse_flags(argc, argv, &o, &tc, &task);
     Error err;
-    XattnCache xc;
-    DecoderCache dc;
-    if (xattn_cache_alloc(&xc, B, TQ, TK, C, NH, &err) != 0
-        || xattn_forward(out, &xc, x, memory, w.cross_attn_q_proj_w,
-                         w.cross_attn_q_proj_b, w.cross_attn_kv_proj_w,
-                         w.cross_attn_kv_proj_b, w.cross_attn_out_proj_w,
-                         w.cross_attn_out_proj_b, SRC_MASK, B, TQ, TK, C, NH,
-                         &err) != 0)
+    if (o.threads > 0) threads_set(o.threads);
+
+    printf("== Chapter 7: the encoder-decoder Transformer ==\n\n");
+    printf("Task: %s strings of %d to %d letters from an alphabet of %d.\n\n",
+           task_kind_name(task.kind), task.min_len, task.max_len,
+           task.symbols);
+    show_masks(&task, tc.seed);
+
+    int S = task_src_len(&task), T = task_tgt_len(&task);
+    Seq2SeqConfig cfg = seq2seq_config_default(task_vocab(&task), T);
+    cfg.n_embd = o.embd, cfg.n_enc = cfg.n_dec = o.layers;
+    cfg.n_head = o.heads, cfg.n_ffn = o.ffn, cfg.dropout = o.dropout;
+    Seq2Seq m;
+    Rng r;
+    rng_seed(&r, tc.seed);
+    if (seq2seq_create(&m, &cfg, &err) != 0) die("%s", err.msg);
+    seq2seq_init(&m, &r);
+    printf("Model: d_model %d, %d + %d layers, %d heads, FFN %d (ReLU), "
+           "tied embeddings:\n%zu parameters.\n\n", cfg.n_embd, cfg.n_enc,
+           cfg.n_dec, cfg.n_head, cfg.n_ffn, m.num_params);
+
+    Seq2SeqTrain g;
+    Trainer tr;
+    if (seq2seq_train_init(&g, &m, tc.batch, S, T, o.smoothing, &err) != 0)
         die("%s", err.msg);
-    printf("== Chapter 7: cross-attention and a decoder layer ==\n");
-    printf("B=%d target T=%d source Tk=%d C=%d NH=%d F=%d, %zu parameters "
-           "per decoder layer\n\n", B, TQ, TK, C, NH, F, n);
-    show_weights(&xc, 1, head);
-    if (decoder_cache_alloc(&dc, B, TQ, TK, C, NH, F, &err) != 0
-        || decoder_forward(out, &dc, x, memory, &w, TGT_MASK, SRC_MASK, RELU,
-                           0.0f, NULL, B, TQ, TK, C, NH, F, &err) != 0)
+    TrainModel tm = seq2seq_train_model(&g);
+    if (trainer_init(&tr, &tm, &tc, &err) != 0) die("%s", err.msg);
+    PairSource source = {&task, fill_random};
+    TaskSet held;
+    task_set_make(&held, &task, o.held_out, tc.seed + 1);
+
+    DecodeConfig dc = decode_config_default();
+    dc.beam = o.beam, dc.alpha = o.alpha;
+    Seq2SeqState st;
+    if (seq2seq_state_alloc(&st, &cfg, held.n, S, T, 1, &err) != 0)
         die("%s", err.msg);
-    printf("\ndecoder layer (ReLU FFN): out[0, 0, 0..3] = %.4f %.4f %.4f "
-           "%.4f\n", (double)out[0], (double)out[1], (double)out[2],
-           (double)out[3]);
-    xattn_cache_free(&xc);
-    decoder_cache_free(&dc);
-    free(params), free(x), free(memory), free(out);
+    int *out = xmalloc((size_t)held.n * T * sizeof *out);
+    int *len = xmalloc((size_t)held.n * sizeof *len);
+    bool *done = xmalloc((size_t)held.n * sizeof *done);
+
+    printf("Training (%d examples per step, label smoothing %g; loss is "
+           "the smoothed\ncross-entropy, nll the plain one):\n", tc.batch,
+           o.smoothing);
+    Progress p;
+    progress_start(&p, stdout, tc.steps, o.print_every);
+    double t0 = time_now(), share = 0;
+    int step = 0;
+    while (step < tc.steps) {
+        StepResult res;
+        double ts = time_now();
+        if (train_step(&tr, &source, &res, &err) != 0)
+            die("%s", err.msg);
+        step++;
+        char extra[80];
+        snprintf(extra, sizeof extra, "loss %.4f  nll %.4f", res.loss,
+                 g.last.nll);
+        if (!o.quiet)
+            progress_update(&p, step, (double)tc.batch * (S + T),
+                            time_now() - ts, extra);
+        if (step % o.eval_every == 0 || step == tc.steps) {
+            if (exact_match(&g.model, &st, &task, &held, &dc, out, len, done,
+                            &share, &err) != 0)
+                die("%s", err.msg);
+            progress_end(&p);
+            printf("step %d: held-out exact match %.1f%% (%d of %d)  "
+                   "[%.1f s]\n", step, 100 * share,
+                   (int)lround(share * held.n), held.n, time_now() - t0);
+            if (o.until_perfect && share == 1.0) break;
+        }
+    }
+    progress_end(&p);
+    printf("\n");
+    show_examples(&g.model, &task, &held, out, len, &dc, o.show, &err);
+    {
+        int want[200], n = task_answer(&task, held.src, want);
+        show_heatmap(&g.model, &task, held.src, want, n,
+                     flags_given(&o.head) ? o.head : -1, &err);
+    }
+    free(out);
+    free(len);
+    free(done);
+    seq2seq_state_free(&st, &cfg);
+    task_set_free(&held);
+    trainer_free(&tr);
+    seq2seq_train_free(&g);
     return 0;
 }

@@ -1,0 +1,61 @@
+// decode.h - turning a source into a target with a trained model: greedy
+// decoding and beam search, both on the cached state of seq2seq.h (the
+// encoder runs once per source; each new target token costs one
+// position through every decoder layer).
+//
+// Both decode a batch of B sources at once. Each sentence starts from
+// <bos> and ends at its own <eos>, or when it reaches its length limit:
+// its source's real length + extra tokens (the course notes' program
+// allows 50 more than the source), and never more than the state holds.
+// The output holds the tokens after <bos>, without the <eos>.
+#ifndef CH7_DECODE_H
+#define CH7_DECODE_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "seq2seq.h"
+
+typedef struct {
+    int bos, eos;   // the start and end tokens
+    int extra;      // the length limit: source length + extra
+    int beam;       // beam width k (1: greedy gives the same)
+    float alpha;    // length normalisation, below
+} DecodeConfig;
+
+// bos 1, eos 2, extra 50, beam 4, alpha 1 (the mean log-probability).
+DecodeConfig decode_config_default(void);
+
+//> greedy-api
+// Greedy decoding of B sources (B, S): at every step each sentence takes
+// its most likely next token. st must be allocated with copies = 1, for
+// at least B sources of S tokens. out (B, max_out): row b gets len[b]
+// tokens (the rest is left as it was); done[b] (may be NULL) tells
+// whether the sentence ended with <eos>. Returns 0, or -1 with a message.
+int greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
+                  int B, int S, const DecodeConfig *dc, int *out,
+                  int max_out, int *len, bool *done, Error *err);
+//< greedy-api
+
+//> beam-api
+// Beam search: each source keeps the k best partial translations (the
+// beams), ranked by their log-probability log P(y) = sum of log p(y_t |
+// y_<t, x). A beam that emits <eos> is finished; its score is the
+// length-normalised
+//
+//     score(y) = log P(y) / |y|^alpha        (|y| counts the <eos>)
+//
+// alpha = 0 ranks by log P itself (which favours short outputs), alpha =
+// 1 by the mean log-probability per token. The search of a source stops
+// when no live beam can still beat its best finished one: log P only
+// falls as a beam grows, so a live beam's best possible score is its log
+// P over the longest length allowed, to the alpha. At the length limit
+// the live beams count as finished. st must be allocated with copies =
+// dc->beam. Returns the best of each source as greedy_decode does; score
+// (B,) may be NULL.
+int beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src, int B,
+                int S, const DecodeConfig *dc, int *out, int max_out,
+                int *len, bool *done, float *score, Error *err);
+//< beam-api
+
+#endif

@@ -1,0 +1,45 @@
+// seq2seq_train.h - the encoder-decoder as something chapter 6's trainer
+// can train (a TrainModel: train.h). The trainer does not know what a
+// model is; it asks for a batch, a forward pass with a loss, a backward
+// pass, and runs AdamW, the schedule, clipping and evaluation as it does
+// for the GPT.
+//
+// The batches come from a PairSource: a function that fills B rows of
+// (source, decoder input, decoder target), padded to S and T. ./ch7's
+// synthetic tasks are one; a corpus of sentence pairs is another.
+#ifndef CH7_SEQ2SEQ_TRAIN_H
+#define CH7_SEQ2SEQ_TRAIN_H
+
+#include "error.h"
+#include "rng.h"
+#include "seq2seq.h"
+#include "train.h"
+
+typedef struct {
+    const void *self;
+    int (*fill)(const void *self, Rng *rng, int *src, int *tgt_in,
+                int *tgt_out, int B, int S, int T, Error *err);
+} PairSource;
+
+typedef struct {
+    Seq2Seq model;        // owned
+    Seq2SeqActs acts;     // (B, S, T)
+    int B, S, T;          // a batch: B pairs, padded to S and T
+    float eps;            // label smoothing of the loss trained on
+    int *src, *tgt_in, *tgt_out;   // the current batch
+    TrainTensor *tensors; // the model's tensors, as AdamW's ranges
+    SmoothedLoss last;    // the last forward pass's loss and plain NLL
+} Seq2SeqTrain;
+
+// Takes over *m (which is cleared) and allocates its gradients and the
+// activations. Returns 0, or -1 with a message.
+int seq2seq_train_init(Seq2SeqTrain *g, Seq2Seq *m, int B, int S, int T,
+                       float eps, Error *err);
+void seq2seq_train_free(Seq2SeqTrain *g);
+TrainModel seq2seq_train_model(Seq2SeqTrain *g);
+
+// The floats of the parameters, gradients, AdamW's two moments and the
+// activations of such a run (for the check before allocating).
+size_t seq2seq_train_floats(const Seq2SeqConfig *cfg, int B, int S, int T);
+
+#endif
