@@ -16,7 +16,7 @@ static int check_call(const DecoderCache *c, float p, int B, int T, int Tk,
 // out = x + dropout(mlp(ln_3(x))): the third sub-layer, the same in the
 // forward pass and in a decoding step.
 static int ffn_sublayer(float *out, Sublayer *ff, FfnCache *mlp,
-                        const float *x, const DecoderWeights *w, GeluKind act,
+                        const float *x, const DecoderWeights *w, Activation act,
                         float p, Rng *rng, int B, int T, int C, int F,
                         Error *err) {
     sublayer_norm(ff, x, w->ln_3_w, w->ln_3_b, B, T, C);
@@ -30,7 +30,7 @@ static int ffn_sublayer(float *out, Sublayer *ff, FfnCache *mlp,
 //> decoder-forward
 int decoder_forward(float *out, DecoderCache *cache, const float *x,
                     const float *memory, const DecoderWeights *w,
-                    const int *tgt_mask, const int *src_mask, GeluKind act,
+                    const int *tgt_mask, const int *src_mask, Activation act,
                     float dropout_p, Rng *rng, int B, int T, int Tk, int C,
                     int NH, int F, Error *err) {
     DecoderCache *c = cache;
@@ -115,7 +115,7 @@ void decoder_backward(float *dx, float *dmemory, const DecoderWeights *g,
 //> decoder-step
 int decoder_step(float *out, DecoderStep *s, const float *x,
                  const DecoderWeights *w, const int *tgt_mask,
-                 const int *src_mask, GeluKind act, int B, int C, int NH,
+                 const int *src_mask, Activation act, int B, int C, int NH,
                  int F, Error *err) {
     if (B > s->B || C != s->C || F != s->F)
         return error_set(err, "decoder step: B=%d C=%d F=%d does not fit "
