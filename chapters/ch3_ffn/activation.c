@@ -72,7 +72,7 @@ static inline float gelu_tanh_grad(float x) {
 //< gelu-tanh
 
 //> gelu
-void gelu_forward(float *out, const float *inp, GeluKind kind, size_t n) {
+void gelu_forward(float *out, const float *inp, Activation kind, size_t n) {
     assert(kind != RELU);
     if (kind == GELU_TANH) {
         PARALLEL_FOR
@@ -84,7 +84,7 @@ void gelu_forward(float *out, const float *inp, GeluKind kind, size_t n) {
 }
 
 void gelu_backward(float *dinp, const float *dout, const float *inp,
-                   GeluKind kind, size_t n) {
+                   Activation kind, size_t n) {
     assert(kind != RELU);
     if (kind == GELU_TANH) {
         PARALLEL_FOR
@@ -98,6 +98,6 @@ void gelu_backward(float *dinp, const float *dout, const float *inp,
 }
 //< gelu
 
-const char *gelu_kind_name(GeluKind kind) {
-    return kind == RELU ? "relu" : kind == GELU_TANH ? "tanh" : "exact";
+const char *activation_name(Activation act) {
+    return act == RELU ? "relu" : act == GELU_TANH ? "tanh" : "exact";
 }

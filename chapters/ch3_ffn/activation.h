@@ -25,22 +25,24 @@ void relu_backward(float *dinp,       // (n,)  += dout * relu'(inp)
 // erf form, PyTorch's default F.gelu(x); GELU_TANH is the tanh
 // approximation of GPT-2 and BERT, F.gelu(x, approximate='tanh'). Both are
 // computed in a form the compiler vectorises, within about 5e-7 of the
-// exact values (PyTorch's own float32 GELU: 1.2e-6). The FFN's activation
-// is picked with the same type: RELU there is max(0, x), the FFN of the
-// 2017 Transformer (chapter 7); gelu_forward and gelu_backward take only
-// the two GELUs.
-typedef enum { GELU_EXACT, GELU_TANH, RELU } GeluKind;
+// exact values (PyTorch's own float32 GELU: 1.2e-6).
+//
+// Activation names the FFN's nonlinearity (ffn.h): one of the two GELUs,
+// or RELU, max(0, x), the FFN of the 2017 Transformer (chapter 7's
+// encoder and decoder). gelu_forward and gelu_backward take only the two
+// GELUs.
+typedef enum { GELU_EXACT, GELU_TANH, RELU } Activation;
 
 void gelu_forward(float *out,        // (n,)
                   const float *inp,  // (n,)
-                  GeluKind kind, size_t n);
+                  Activation kind, size_t n);
 void gelu_backward(float *dinp,       // (n,)  += dout * gelu'(inp)
                    const float *dout, // (n,)
                    const float *inp,  // (n,)  what gelu_forward was given
-                   GeluKind kind, size_t n);
+                   Activation kind, size_t n);
 //< activation-api
 
 // "exact", "tanh" or "relu", for messages and the --gelu flag.
-const char *gelu_kind_name(GeluKind kind);
+const char *activation_name(Activation act);
 
 #endif

@@ -15,13 +15,13 @@ static int check_fits(int B, int T, int C, int F, int cB, int cT, int cC,
                       int cF, const char *what, Error *err);
 
 // a = act(h): a GELU, or ReLU (the 2017 paper's FFN, chapter 7).
-static void act_forward(float *a, const float *h, GeluKind act, size_t n) {
+static void act_forward(float *a, const float *h, Activation act, size_t n) {
     if (act == RELU) relu_forward(a, h, n);
     else gelu_forward(a, h, act, n);
 }
 
 static void act_backward(float *dh, const float *da, const float *h,
-                         GeluKind act, size_t n) {
+                         Activation act, size_t n) {
     if (act == RELU) relu_backward(dh, da, h, n);
     else gelu_backward(dh, da, h, act, n);
 }
@@ -29,7 +29,7 @@ static void act_backward(float *dh, const float *da, const float *h,
 //> ffn-forward
 int ffn_forward(float *out, FfnCache *cache, const float *inp,
                 const float *c_fc_w, const float *c_fc_b,
-                const float *c_proj_w, const float *c_proj_b, GeluKind gelu,
+                const float *c_proj_w, const float *c_proj_b, Activation act,
                 int B, int T, int C, int F, Error *err) {
     FfnCache *c = cache;
     if (check_sizes(B, T, C, F, err) != 0
@@ -37,10 +37,10 @@ int ffn_forward(float *out, FfnCache *cache, const float *inp,
         return -1;
     int N = B * T;                          // position-wise: just rows
     PROFILE(PROF_MATMUL, linear_forward(c->h, inp, c_fc_w, c_fc_b, N, C, F));
-    PROFILE(PROF_ELEMENTWISE, act_forward(c->a, c->h, gelu, (size_t)N * F));
+    PROFILE(PROF_ELEMENTWISE, act_forward(c->a, c->h, act, (size_t)N * F));
     PROFILE(PROF_MATMUL, linear_forward(out, c->a, c_proj_w, c_proj_b, N,
                                          F, C));                 // (N, C)
-    c->gelu = gelu;
+    c->act = act;
     return 0;
 }
 //< ffn-forward
@@ -64,7 +64,7 @@ void ffn_backward(float *dinp, float *dc_fc_w, float *dc_fc_b,
                                             dout, c->a, c_proj_w, N, F, C));
     // a = GELU(h) (or ReLU)
     memset(s->dh, 0, nf * sizeof *s->dh);
-    PROFILE_BW(PROF_ELEMENTWISE, act_backward(s->dh, s->da, c->h, c->gelu,
+    PROFILE_BW(PROF_ELEMENTWISE, act_backward(s->dh, s->da, c->h, c->act,
                                               nf));
     // h = inp @ c_fc_w^T + c_fc_b
     PROFILE_BW(PROF_MATMUL, linear_backward(dinp, dc_fc_w, dc_fc_b, s->dh,

@@ -6,7 +6,7 @@
 //
 // Every token goes through the same two layers on its own: no token sees
 // another, so B and T only count the rows (B * T of them). F is usually
-// 4C. gelu picks the activation: GELU_EXACT, GELU_TANH, or RELU (the
+// 4C. act picks the activation: GELU_EXACT, GELU_TANH, or RELU (the
 // original Transformer's, which chapter 7's decoder uses). Dropout is not
 // part of the layer: the residual wrapper around it applies it (chapter
 // 4's sublayer_add), the same way for every sub-layer.
@@ -41,7 +41,7 @@ int ffn_forward(float *out,             // (B, T, C)
                 const float *c_fc_b,    // (F,) or NULL
                 const float *c_proj_w,  // (C, F)
                 const float *c_proj_b,  // (C,) or NULL
-                GeluKind gelu, int B, int T, int C, int F, Error *err);
+                Activation act, int B, int T, int C, int F, Error *err);
 
 // The backward pass, after an ffn_forward with the same arguments that
 // returned 0: accumulates (+=) into dinp (skipped when NULL) and the weight
@@ -68,7 +68,7 @@ struct FfnCache {
     int B, T, C, F;    // the sizes it was allocated for
     float *h;          // (B, T, F)  c_fc's output, GELU's input
     float *a;          // (B, T, F)  GELU's output, c_proj's input
-    GeluKind gelu;     // the activation of the last forward pass, which
+    Activation act;    // the activation of the last forward pass, which
                        // its backward pass must use too
     float *mem;        // the allocation of h and a
 };

@@ -69,12 +69,12 @@ static void layer_free(Layer *l) {
 
 // The forward pass, then dropout on its output as a block applies it
 // (chapter 4); with p > 0 the dropout mask comes from seed.
-static void layer_forward(Layer *l, GeluKind gelu, float p, uint64_t seed) {
+static void layer_forward(Layer *l, Activation act, float p, uint64_t seed) {
     Rng rng;
     rng_seed(&rng, seed);
     Error err;
     if (ffn_forward(l->out, &l->cache, l->x, l->w_fc, l->b_fc, l->w_proj,
-                    l->b_proj, gelu, l->B, l->T, l->C, l->F, &err) != 0
+                    l->b_proj, act, l->B, l->T, l->C, l->F, &err) != 0
         || dropout_forward(l->out, l->mask, l->out, p, &rng,
                            (size_t)l->B * l->T * l->C, &err) != 0)
         die("%s", err.msg);
@@ -89,7 +89,7 @@ static void print_row(const char *label, const float *v, int n) {
 
 // --- 1. a small example ----------------------------------------------------
 
-static void show_example(int T, int C, int F, GeluKind gelu, float p,
+static void show_example(int T, int C, int F, Activation act, float p,
                          uint64_t seed) {
     enum { B = 2 };
     Rng rng;
@@ -99,10 +99,10 @@ static void show_example(int T, int C, int F, GeluKind gelu, float p,
     // the last token gets the first token's vector, to show position-wise
     size_t last = (size_t)(B * T - 1) * C;
     memcpy(l.x + last, l.x, (size_t)C * sizeof *l.x);
-    layer_forward(&l, gelu, p, seed + 1);
+    layer_forward(&l, act, p, seed + 1);
     printf("ffn         position-wise feed-forward network, B=%d T=%d C=%d "
            "F=%d, %s GELU,\n            dropout p=%g, random weights (seed "
-           "%llu)\n", B, T, C, F, gelu_kind_name(gelu), (double)p,
+           "%llu)\n", B, T, C, F, activation_name(act), (double)p,
            (unsigned long long)seed);
     printf("            inp (%d,%d,%d) -> c_fc -> h (%d,%d,%d) -> GELU -> a "
            "(%d,%d,%d) -> c_proj\n            -> dropout -> out (%d,%d,%d)"
@@ -173,7 +173,7 @@ static void show_activations(void) {
     relu_forward(y[0], x, N);
     relu_backward(d[0], ones, x, N);
     for (int k = 0; k < 2; k++) {
-        GeluKind kind = k == 0 ? GELU_EXACT : GELU_TANH;
+        Activation kind = k == 0 ? GELU_EXACT : GELU_TANH;
         gelu_forward(y[1 + k], x, kind, N);
         gelu_backward(d[1 + k], ones, x, kind, N);
     }
@@ -205,7 +205,7 @@ static void show_activations(void) {
 typedef struct {
     Layer *l;
     const float *w;        // (B,T,C) fixed random weights of the loss
-    GeluKind gelu;
+    Activation act;
     float p;
 } GradCtx;
 
@@ -213,14 +213,14 @@ typedef struct {
 static double loss_of(void *ctx) {
     GradCtx *g = ctx;
     Layer *l = g->l;
-    layer_forward(l, g->gelu, g->p, 99);
+    layer_forward(l, g->act, g->p, 99);
     double sum = 0;
     for (size_t i = 0; i < (size_t)l->B * l->T * l->C; i++)
         sum += (double)l->out[i] * g->w[i];
     return sum;
 }
 
-static void show_gradcheck(GeluKind gelu, uint64_t seed) {
+static void show_gradcheck(Activation act, uint64_t seed) {
     enum { B = 2, T = 3, C = 6, F = 10 };
     const float p = 0.1f;
     Rng rng;
@@ -228,7 +228,7 @@ static void show_gradcheck(GeluKind gelu, uint64_t seed) {
     Layer l;
     layer_init(&l, B, T, C, F, &rng);
     float *w = randn(&rng, B * T * C, 1.0f);
-    GradCtx g = {&l, w, gelu, p};
+    GradCtx g = {&l, w, act, p};
     float *grads = alloc_floats(B * T * C + 2 * F * C + F + C);
     float *dx = grads, *dwf = dx + B * T * C, *dbf = dwf + F * C;
     float *dwp = dbf + F, *dbp = dwp + C * F;
@@ -243,7 +243,7 @@ static void show_gradcheck(GeluKind gelu, uint64_t seed) {
     const double eps = 5e-3;
     printf("gradcheck   B=%d T=%d C=%d F=%d, %s GELU, dropout p=%g: backward "
            "vs central\n            differences, max |error| / max "
-           "|gradient| of each tensor:\n", B, T, C, F, gelu_kind_name(gelu),
+           "|gradient| of each tensor:\n", B, T, C, F, activation_name(act),
            (double)p);
     printf("            inp %.1e  c_fc.weight %.1e  c_fc.bias %.1e\n",
            grad_rel_error(loss_of, &g, l.x, dx, B * T * C, eps),
@@ -393,8 +393,8 @@ int main(int argc, char **argv) {
                 "tabulates GELU against ReLU, checks the\nbackward pass "
                 "against finite differences and times the FFN against "
                 "attention.");
-    GeluKind gelu = GELU_EXACT;
-    if (strcmp(gelu_name, "tanh") == 0) gelu = GELU_TANH;
+    Activation act = GELU_EXACT;
+    if (strcmp(gelu_name, "tanh") == 0) act = GELU_TANH;
     else if (strcmp(gelu_name, "exact") != 0)
         flags_fail("--gelu must be exact or tanh, got %s", gelu_name);
     if (F == 0) F = 4 * C;
@@ -408,10 +408,10 @@ int main(int argc, char **argv) {
 
     double t0 = time_now();
     printf("== Chapter 3: the feed-forward network ==\n");
-    show_example(T, C, F, gelu, p, seed);
+    show_example(T, C, F, act, p, seed);
     show_params();
     show_activations();
-    show_gradcheck(gelu, seed);
+    show_gradcheck(act, seed);
     show_timing(max_T, seed);
     printf("time        %.2f s (%s GEMM)\n", time_now() - t0,
            gemm_backend());

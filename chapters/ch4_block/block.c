@@ -16,38 +16,88 @@ static int check_call(const BlockCache *c, float p, int B, int T, int C,
 
 // ---- Pre-LN ----------------------------------------------------------------
 
-// out = x + dropout(mlp(ln_2(x))): the second sub-layer of a block, the
-// same in the forward pass and in a decoding step.
-static int ffn_sublayer(float *out, Sublayer *ff, FfnCache *mlp,
-                        const float *x, const BlockWeights *w, float p,
-                        Rng *rng, int B, int T, int C, int F, Error *err) {
-    sublayer_norm(ff, x, w->ln_2_w, w->ln_2_b, B, T, C);
-    if (ffn_forward(out, mlp, ff->norm, w->mlp_c_fc_w, w->mlp_c_fc_b,
-                    w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT, B, T, C,
-                    F, err) != 0)
+//> sublayers
+int attn_sublayer_forward(float *out, Sublayer *s, MhaCache *attn,
+                          const float *x, const float *ln_w,
+                          const float *ln_b, const float *c_attn_w,
+                          const float *c_attn_b, const float *c_proj_w,
+                          const float *c_proj_b, const int *key_mask,
+                          bool causal, float p, Rng *rng, int B, int T,
+                          int C, int NH, Error *err) {
+    sublayer_norm(s, x, ln_w, ln_b, B, T, C);
+    if (mha_forward(out, attn, s->norm, c_attn_w, c_attn_b, c_proj_w,
+                    c_proj_b, key_mask, causal, B, T, C, NH, err) != 0)
         return -1;
-    return sublayer_add(out, ff, x, p, rng, (size_t)B * T * C, err);
+    return sublayer_add(out, s, x, p, rng, (size_t)B * T * C, err);
 }
+
+int ffn_sublayer_forward(float *out, Sublayer *s, FfnCache *mlp,
+                         const float *x, const float *ln_w,
+                         const float *ln_b, const float *c_fc_w,
+                         const float *c_fc_b, const float *c_proj_w,
+                         const float *c_proj_b, Activation act, float p,
+                         Rng *rng, int B, int T, int C, int F, Error *err) {
+    sublayer_norm(s, x, ln_w, ln_b, B, T, C);
+    if (ffn_forward(out, mlp, s->norm, c_fc_w, c_fc_b, c_proj_w, c_proj_b,
+                    act, B, T, C, F, err) != 0)
+        return -1;
+    return sublayer_add(out, s, x, p, rng, (size_t)B * T * C, err);
+}
+
+void attn_sublayer_backward(float *dx, float *dln_w, float *dln_b,
+                            float *dc_attn_w, float *dc_attn_b,
+                            float *dc_proj_w, float *dc_proj_b, float *dy,
+                            float *dnorm, MhaScratch *scratch,
+                            const float *dout, const Sublayer *s,
+                            const MhaCache *attn, const float *x,
+                            const float *ln_w, const float *c_attn_w,
+                            const float *c_proj_w, int B, int T, int C,
+                            int NH) {
+    size_t n = (size_t)B * T * C;
+    memset(dy, 0, n * sizeof *dy);
+    sublayer_add_backward(dx, dy, dout, s, n);    // the skip, and f's out
+    memset(dnorm, 0, n * sizeof *dnorm);
+    mha_backward(dnorm, dc_attn_w, dc_attn_b, dc_proj_w, dc_proj_b, scratch,
+                 dy, attn, s->norm, c_attn_w, c_proj_w, B, T, C, NH);
+    sublayer_norm_backward(dx, dln_w, dln_b, dnorm, s, x, ln_w, B, T, C);
+}
+
+void ffn_sublayer_backward(float *dx, float *dln_w, float *dln_b,
+                           float *dc_fc_w, float *dc_fc_b, float *dc_proj_w,
+                           float *dc_proj_b, float *dy, float *dnorm,
+                           FfnScratch *scratch, const float *dout,
+                           const Sublayer *s, const FfnCache *mlp,
+                           const float *x, const float *ln_w,
+                           const float *c_fc_w, const float *c_proj_w,
+                           int B, int T, int C, int F) {
+    size_t n = (size_t)B * T * C;
+    memset(dy, 0, n * sizeof *dy);
+    sublayer_add_backward(dx, dy, dout, s, n);    // the skip, and f's out
+    memset(dnorm, 0, n * sizeof *dnorm);
+    ffn_backward(dnorm, dc_fc_w, dc_fc_b, dc_proj_w, dc_proj_b, scratch, dy,
+                 mlp, s->norm, c_fc_w, c_proj_w, B, T, C, F);
+    sublayer_norm_backward(dx, dln_w, dln_b, dnorm, s, x, ln_w, B, T, C);
+}
+//< sublayers
 
 //> block-forward
 int block_forward(float *out, BlockCache *cache, const float *inp,
                   const BlockWeights *w, const int *key_mask, bool causal,
-                  float dropout_p, Rng *rng, int B, int T, int C, int NH,
-                  int F, Error *err) {
+                  Activation act, float dropout_p, Rng *rng, int B, int T,
+                  int C, int NH, int F, Error *err) {
     BlockCache *c = cache;
     if (check_call(c, dropout_p, B, T, C, NH, F, err) != 0) return -1;
     assert(out != inp);
     // res1 = x + dropout(attn(ln_1(x)))
-    sublayer_norm(&c->sa, inp, w->ln_1_w, w->ln_1_b, B, T, C);
-    if (mha_forward(c->res1, &c->attn, c->sa.norm, w->attn_c_attn_w,
-                    w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
-                    key_mask, causal, B, T, C, NH, err) != 0
-        || sublayer_add(c->res1, &c->sa, inp, dropout_p, rng,
-                        (size_t)B * T * C, err) != 0)
-        return -1;
-    // out = res1 + dropout(mlp(ln_2(res1)))
-    if (ffn_sublayer(out, &c->ff, &c->mlp, c->res1, w, dropout_p, rng, B, T,
-                     C, F, err) != 0)
+    if (attn_sublayer_forward(c->res1, &c->sa, &c->attn, inp, w->ln_1_w,
+                              w->ln_1_b, w->attn_c_attn_w, w->attn_c_attn_b,
+                              w->attn_c_proj_w, w->attn_c_proj_b, key_mask,
+                              causal, dropout_p, rng, B, T, C, NH, err) != 0
+        // out = res1 + dropout(mlp(ln_2(res1)))
+        || ffn_sublayer_forward(out, &c->ff, &c->mlp, c->res1, w->ln_2_w,
+                                w->ln_2_b, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                                w->mlp_c_proj_w, w->mlp_c_proj_b, act,
+                                dropout_p, rng, B, T, C, F, err) != 0)
         return -1;
     c->dropout_p = dropout_p;
     return 0;
@@ -56,8 +106,8 @@ int block_forward(float *out, BlockCache *cache, const float *inp,
 
 //> block-step
 int block_step(float *out, BlockStep *s, const float *inp,
-               const BlockWeights *w, const int *key_mask, int B, int C,
-               int NH, int F, Error *err) {
+               const BlockWeights *w, const int *key_mask, Activation act,
+               int B, int C, int NH, int F, Error *err) {
     if (B > s->B || C != s->C || F != s->F)
         return error_set(err, "block step: B=%d C=%d F=%d does not fit the "
                          "cache, allocated for B<=%d C=%d F=%d", B, C, F,
@@ -70,9 +120,11 @@ int block_step(float *out, BlockStep *s, const float *inp,
         || sublayer_add(s->res1, &s->sa, inp, 0.0f, NULL, (size_t)B * C,
                         err) != 0)
         return -1;
-    // out = res1 + mlp(ln_2(res1))
-    return ffn_sublayer(out, &s->ff, &s->mlp, s->res1, w, 0.0f, NULL, B, 1,
-                        C, F, err);
+    // out = res1 + mlp(ln_2(res1)), on rows of one position
+    return ffn_sublayer_forward(out, &s->ff, &s->mlp, s->res1, w->ln_2_w,
+                                w->ln_2_b, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                                w->mlp_c_proj_w, w->mlp_c_proj_b, act, 0.0f,
+                                NULL, B, 1, C, F, err);
 }
 //< block-step
 
@@ -84,28 +136,20 @@ void block_backward(float *dinp, const BlockWeights *g,
                     int F) {
     BlockScratch *s = scratch;
     const BlockCache *c = cache;
-    size_t n = (size_t)B * T * C, bytes = n * sizeof(float);
     // out = res1 + dropout(mlp(ln_2(res1))): dout reaches res1 directly
     // (the skip) and through the mlp and ln_2
-    memset(s->dres, 0, bytes);
-    memset(s->dy, 0, bytes);
-    sublayer_add_backward(s->dres, s->dy, dout, &c->ff, n);
-    memset(s->dsub, 0, bytes);
-    ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
-                 g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->ff.norm,
-                 w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
-    sublayer_norm_backward(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, &c->ff,
-                           c->res1, w->ln_2_w, B, T, C);
-    // res1 = inp + dropout(attn(ln_1(inp))): the same again
-    memset(s->dy, 0, bytes);
-    sublayer_add_backward(dinp, s->dy, s->dres, &c->sa, n);
-    memset(s->dsub, 0, bytes);
-    mha_backward(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
-                 g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,
-                 &c->attn, c->sa.norm, w->attn_c_attn_w, w->attn_c_proj_w,
-                 B, T, C, NH);
-    sublayer_norm_backward(dinp, g->ln_1_w, g->ln_1_b, s->dsub, &c->sa, inp,
-                           w->ln_1_w, B, T, C);
+    memset(s->dres, 0, (size_t)B * T * C * sizeof *s->dres);
+    ffn_sublayer_backward(s->dres, g->ln_2_w, g->ln_2_b, g->mlp_c_fc_w,
+                          g->mlp_c_fc_b, g->mlp_c_proj_w, g->mlp_c_proj_b,
+                          s->dy, s->dsub, &s->mlp, dout, &c->ff, &c->mlp,
+                          c->res1, w->ln_2_w, w->mlp_c_fc_w,
+                          w->mlp_c_proj_w, B, T, C, F);
+    // res1 = inp + dropout(attn(ln_1(inp))): the same again, into dinp
+    attn_sublayer_backward(dinp, g->ln_1_w, g->ln_1_b, g->attn_c_attn_w,
+                           g->attn_c_attn_b, g->attn_c_proj_w,
+                           g->attn_c_proj_b, s->dy, s->dsub, &s->attn,
+                           s->dres, &c->sa, &c->attn, inp, w->ln_1_w,
+                           w->attn_c_attn_w, w->attn_c_proj_w, B, T, C, NH);
 }
 //< block-backward
 
@@ -114,8 +158,9 @@ void block_backward(float *dinp, const BlockWeights *g,
 //> postln-forward
 int block_postln_forward(float *out, BlockCache *cache, const float *inp,
                          const BlockWeights *w, const int *key_mask,
-                         bool causal, float dropout_p, Rng *rng, int B,
-                         int T, int C, int NH, int F, Error *err) {
+                         bool causal, Activation act, float dropout_p,
+                         Rng *rng, int B, int T, int C, int NH, int F,
+                         Error *err) {
     BlockCache *c = cache;
     if (check_call(c, dropout_p, B, T, C, NH, F, err) != 0) return -1;
     size_t n = (size_t)B * T * C;
@@ -129,8 +174,8 @@ int block_postln_forward(float *out, BlockCache *cache, const float *inp,
                       w->ln_1_w, w->ln_1_b, B, T, C);
     // out = ln_2(h + dropout(mlp(h)))
     if (ffn_forward(c->res2, &c->mlp, c->sa.norm, w->mlp_c_fc_w,
-                    w->mlp_c_fc_b, w->mlp_c_proj_w, w->mlp_c_proj_b,
-                    GELU_EXACT, B, T, C, F, err) != 0
+                    w->mlp_c_fc_b, w->mlp_c_proj_w, w->mlp_c_proj_b, act,
+                    B, T, C, F, err) != 0
         || sublayer_add(c->res2, &c->ff, c->sa.norm, dropout_p, rng, n, err)
            != 0)
         return -1;

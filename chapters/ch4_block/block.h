@@ -8,9 +8,12 @@
 //
 // attn is chapter 2's multi-head self-attention (mha_forward: causal in a
 // GPT, bidirectional in an encoder, with an optional key padding mask),
-// mlp chapter 3's feed-forward network with exact GELU (ffn_forward), ln
-// this chapter's LayerNorm. Each Pre-LN sub-layer is wrapped the same way,
-// x + dropout(f(ln(x))) (residual.h): with dropout p > 0 the outputs of
+// mlp chapter 3's feed-forward network (ffn_forward) with the activation
+// the caller names (a GPT's is exact GELU, the 2017 paper's encoder's
+// ReLU), ln this chapter's LayerNorm. Each Pre-LN sub-layer is wrapped the
+// same way, x + dropout(f(ln(x))) (residual.h), and each wrapped
+// sub-layer is one call, attn_sublayer_* and ffn_sublayer_* below, which
+// chapter 7's decoder layer calls too. With dropout p > 0 the outputs of
 // attn and mlp are dropped out before the residual add (nanoGPT's
 // resid_dropout and the MLP's dropout); attention weights are not.
 //
@@ -73,25 +76,90 @@ typedef struct BlockCache BlockCache;      // one layer's forward pass
 typedef struct BlockScratch BlockScratch;  // the backward's work space
 typedef struct BlockStep BlockStep;        // decoding, one position
 
+// The two Pre-LN sub-layers of a block, each with its wrapper (residual.h)
+// in one call: the weights are its LayerNorm's (ln_*) and its function's,
+// and out must not be x. Chapter 7's decoder layer is built from the same
+// two (and a third, its cross-attention).
+//
+// out = x + dropout(attn(ln(x))), attn chapter 2's self-attention with
+// the masks of block_forward. Returns 0, or -1 with a message.
+int attn_sublayer_forward(float *out,            // (B, T, C)
+                          Sublayer *s,           // the wrapper's cache
+                          MhaCache *attn,        // the attention's
+                          const float *x,        // (B, T, C)
+                          const float *ln_w,     // (C,)
+                          const float *ln_b,     // (C,) or NULL
+                          const float *c_attn_w, // (3C, C)
+                          const float *c_attn_b, // (3C,) or NULL
+                          const float *c_proj_w, // (C, C)
+                          const float *c_proj_b, // (C,) or NULL
+                          const int *key_mask,   // (B, T) or NULL
+                          bool causal, float p, Rng *rng,
+                          int B, int T, int C, int NH, Error *err);
+
+// out = x + dropout(mlp(ln(x))), mlp chapter 3's FFN with activation act.
+int ffn_sublayer_forward(float *out,            // (B, T, C)
+                         Sublayer *s,           // the wrapper's cache
+                         FfnCache *mlp,         // the FFN's
+                         const float *x,        // (B, T, C)
+                         const float *ln_w,     // (C,)
+                         const float *ln_b,     // (C,) or NULL
+                         const float *c_fc_w,   // (F, C)
+                         const float *c_fc_b,   // (F,) or NULL
+                         const float *c_proj_w, // (C, F)
+                         const float *c_proj_b, // (C,) or NULL
+                         Activation act, float p, Rng *rng,
+                         int B, int T, int C, int F, Error *err);
+
+// Their backward passes, after the forward call with the same arguments:
+// dx += the gradient of x, by the skip and through f and the norm, and
+// the gradients d* += (a bias's NULL where the bias is). dy and dnorm are
+// work space of B * T * C floats each (the gradients of f's output and
+// input), overwritten.
+void attn_sublayer_backward(float *dx,             // (B, T, C)
+                            float *dln_w, float *dln_b,
+                            float *dc_attn_w, float *dc_attn_b,
+                            float *dc_proj_w, float *dc_proj_b,
+                            float *dy, float *dnorm, MhaScratch *scratch,
+                            const float *dout,     // (B, T, C)
+                            const Sublayer *s, const MhaCache *attn,
+                            const float *x,        // (B, T, C)
+                            const float *ln_w, const float *c_attn_w,
+                            const float *c_proj_w,
+                            int B, int T, int C, int NH);
+void ffn_sublayer_backward(float *dx,             // (B, T, C)
+                           float *dln_w, float *dln_b,
+                           float *dc_fc_w, float *dc_fc_b,
+                           float *dc_proj_w, float *dc_proj_b,
+                           float *dy, float *dnorm, FfnScratch *scratch,
+                           const float *dout,     // (B, T, C)
+                           const Sublayer *s, const FfnCache *mlp,
+                           const float *x,        // (B, T, C)
+                           const float *ln_w, const float *c_fc_w,
+                           const float *c_proj_w,
+                           int B, int T, int C, int F);
+
 //> block-api
 // The Pre-LN block's forward pass. out must not be inp. The masks are
 // the attention's (chapter 2): key_mask marks padding (NULL: none), and
 // causal lets each token see only itself and earlier ones (a decoder, a
-// GPT) or, when false, every token (an encoder). dropout_p = 0
-// (evaluation) draws nothing and rng may be NULL. Returns 0, or -1 with a
-// message when a size is bad or does not fit the cache, or dropout_p is
-// not in [0, 1).
+// GPT) or, when false, every token (an encoder). act is the FFN's
+// activation (chapter 3): GELU_EXACT in the GPT, RELU in chapter 7's
+// encoder. dropout_p = 0 (evaluation) draws nothing and rng may be NULL.
+// Returns 0, or -1 with a message when a size is bad or does not fit the
+// cache, or dropout_p is not in [0, 1).
 int block_forward(float *out,               // (B, T, C)
                   BlockCache *cache,        // filled in for the backward
                   const float *inp,         // (B, T, C)
                   const BlockWeights *w,
                   const int *key_mask,      // (B, T) 1 = real, or NULL
-                  bool causal, float dropout_p, Rng *rng,
+                  bool causal, Activation act, float dropout_p, Rng *rng,
                   int B, int T, int C, int NH, int F, Error *err);
 
 // Its backward pass, after a block_forward with the same arguments that
 // returned 0: accumulates (+=) into dinp and every gradient of g (the
-// bias gradients are NULL exactly where the biases are).
+// bias gradients are NULL exactly where the biases are). The activation
+// is the one the forward pass used, which its FfnCache records.
 void block_backward(float *dinp,              // (B, T, C)
                     const BlockWeights *g,    // gradients, +=
                     BlockScratch *scratch,    // work space, overwritten
@@ -114,15 +182,17 @@ int block_step(float *out,               // (B, C) the stream after the block
                const float *inp,         // (B, C) the stream before it
                const BlockWeights *w,
                const int *key_mask,      // (B, s->kv.T) or NULL
+               Activation act,           // block_forward's
                int B, int C, int NH, int F, Error *err);
 //< block-step-api
 
 // The same pair as block_forward/backward for the Post-LN block (same
-// weights, same cache type; the masks as in block_forward).
+// weights, same cache type; the masks and act as in block_forward).
 int block_postln_forward(float *out, BlockCache *cache, const float *inp,
                          const BlockWeights *w, const int *key_mask,
-                         bool causal, float dropout_p, Rng *rng, int B,
-                         int T, int C, int NH, int F, Error *err);
+                         bool causal, Activation act, float dropout_p,
+                         Rng *rng, int B, int T, int C, int NH, int F,
+                         Error *err);
 void block_postln_backward(float *dinp, const BlockWeights *g,
                            BlockScratch *scratch, const float *dout,
                            const BlockCache *cache, const float *inp,

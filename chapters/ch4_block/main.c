@@ -75,8 +75,8 @@ static void show_block(uint64_t seed) {
     BlockCache c;
     Error err;
     if (block_cache_alloc(&c, B, T, C, NH, F, &err) != 0
-        || block_forward(out, &c, x, &w, NULL, true, 0.0f, NULL, B, T, C,
-                         NH, F, &err))
+        || block_forward(out, &c, x, &w, NULL, true, GELU_EXACT, 0.0f, NULL,
+                         B, T, C, NH, F, &err))
         die("%s", err.msg);
     printf("block       one Pre-LN block, B=%d T=%d C=%d NH=%d F=%d, GPT-2 "
            "init (seed %llu),\n            %zu parameters; the first values "
@@ -177,9 +177,10 @@ static int stack_grad(Stack *s, const float *x, const float *r) {
         float *in = s->acts + l * btc, *out = in + btc;
         int rc = s->post
             ? block_postln_forward(out, &s->cache[l], in, &s->w[l], NULL,
-                                   true, 0.0f, NULL, B, T, C, NH, F, &err)
+                                   true, GELU_EXACT, 0.0f, NULL, B, T, C,
+                                   NH, F, &err)
             : block_forward(out, &s->cache[l], in, &s->w[l], NULL, true,
-                            0.0f, NULL, B, T, C, NH, F, &err);
+                            GELU_EXACT, 0.0f, NULL, B, T, C, NH, F, &err);
         if (rc != 0) die("%s", err.msg);
     }
     memset(s->grads, 0, L * s->per * sizeof *s->grads);

@@ -55,8 +55,8 @@ static int decoder_step(Decoder *d, int id, Error *err) {
     embedding_forward(d->x, &id, m->w.wte, 1.0f, pos + (size_t)t * C, 1,
                       1, C);
     for (int l = 0; l < c->n_layer; l++) {
-        if (block_step(d->y, &d->layers[l], d->x, &m->w.h[l], NULL, 1, C,
-                       c->n_head, c->n_ffn, err) != 0)
+        if (block_step(d->y, &d->layers[l], d->x, &m->w.h[l], NULL,
+                       GELU_EXACT, 1, C, c->n_head, c->n_ffn, err) != 0)
             return -1;
         float *next = d->y;
         d->y = d->x, d->x = next;

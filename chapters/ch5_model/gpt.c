@@ -39,8 +39,8 @@ static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
     const float *x = a->x0;
     for (int l = 0; l < c->n_layer; l++) {
         float *out = a->res + l * btc;
-        if (block_forward(out, &a->blocks[l], x, &m->w.h[l], NULL, true, p,
-                          rng, B, T, C, NH, F, err) != 0)
+        if (block_forward(out, &a->blocks[l], x, &m->w.h[l], NULL, true,
+                          GELU_EXACT, p, rng, B, T, C, NH, F, err) != 0)
             return NULL;
         x = out;
     }

@@ -13,37 +13,21 @@ static int check_call(const DecoderCache *c, float p, int B, int T, int Tk,
 
 // ---- forward ---------------------------------------------------------------
 
-// out = x + dropout(mlp(ln_3(x))): the third sub-layer, the same in the
-// forward pass and in a decoding step.
-static int ffn_sublayer(float *out, Sublayer *ff, FfnCache *mlp,
-                        const float *x, const DecoderWeights *w, GeluKind act,
-                        float p, Rng *rng, int B, int T, int C, int F,
-                        Error *err) {
-    sublayer_norm(ff, x, w->ln_3_w, w->ln_3_b, B, T, C);
-    if (ffn_forward(out, mlp, ff->norm, w->mlp_c_fc_w, w->mlp_c_fc_b,
-                    w->mlp_c_proj_w, w->mlp_c_proj_b, act, B, T, C, F, err)
-        != 0)
-        return -1;
-    return sublayer_add(out, ff, x, p, rng, (size_t)B * T * C, err);
-}
-
 //> decoder-forward
 int decoder_forward(float *out, DecoderCache *cache, const float *x,
                     const float *memory, const DecoderWeights *w,
-                    const int *tgt_mask, const int *src_mask, GeluKind act,
+                    const int *tgt_mask, const int *src_mask, Activation act,
                     float dropout_p, Rng *rng, int B, int T, int Tk, int C,
                     int NH, int F, Error *err) {
     DecoderCache *c = cache;
     if (check_call(c, dropout_p, B, T, Tk, C, NH, F, err) != 0) return -1;
     assert(out != x);
-    size_t n = (size_t)B * T * C;
     // res1 = x + dropout(self_attn(ln_1(x))): causal, target padding
-    sublayer_norm(&c->sa, x, w->ln_1_w, w->ln_1_b, B, T, C);
-    if (mha_forward(c->res1, &c->self_attn, c->sa.norm,
-                    w->self_attn_c_attn_w, w->self_attn_c_attn_b,
-                    w->self_attn_c_proj_w, w->self_attn_c_proj_b, tgt_mask,
-                    true, B, T, C, NH, err) != 0
-        || sublayer_add(c->res1, &c->sa, x, dropout_p, rng, n, err) != 0)
+    if (attn_sublayer_forward(c->res1, &c->sa, &c->self_attn, x, w->ln_1_w,
+                              w->ln_1_b, w->self_attn_c_attn_w,
+                              w->self_attn_c_attn_b, w->self_attn_c_proj_w,
+                              w->self_attn_c_proj_b, tgt_mask, true,
+                              dropout_p, rng, B, T, C, NH, err) != 0)
         return -1;
     // res2 = res1 + dropout(cross_attn(ln_2(res1), memory)): the source
     sublayer_norm(&c->ca, c->res1, w->ln_2_w, w->ln_2_b, B, T, C);
@@ -52,12 +36,14 @@ int decoder_forward(float *out, DecoderCache *cache, const float *x,
                       w->cross_attn_kv_proj_w, w->cross_attn_kv_proj_b,
                       w->cross_attn_out_proj_w, w->cross_attn_out_proj_b,
                       src_mask, B, T, Tk, C, NH, err) != 0
-        || sublayer_add(c->res2, &c->ca, c->res1, dropout_p, rng, n, err)
-           != 0)
+        || sublayer_add(c->res2, &c->ca, c->res1, dropout_p, rng,
+                        (size_t)B * T * C, err) != 0)
         return -1;
     // out = res2 + dropout(mlp(ln_3(res2)))
-    return ffn_sublayer(out, &c->ff, &c->mlp, c->res2, w, act, dropout_p,
-                        rng, B, T, C, F, err);
+    return ffn_sublayer_forward(out, &c->ff, &c->mlp, c->res2, w->ln_3_w,
+                                w->ln_3_b, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                                w->mlp_c_proj_w, w->mlp_c_proj_b, act,
+                                dropout_p, rng, B, T, C, F, err);
 }
 //< decoder-forward
 
@@ -74,14 +60,11 @@ void decoder_backward(float *dx, float *dmemory, const DecoderWeights *g,
     size_t n = (size_t)B * T * C, bytes = n * sizeof(float);
     // out = res2 + dropout(mlp(ln_3(res2)))
     memset(s->dres2, 0, bytes);
-    memset(s->dy, 0, bytes);
-    sublayer_add_backward(s->dres2, s->dy, dout, &c->ff, n);
-    memset(s->dsub, 0, bytes);
-    ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
-                 g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->ff.norm,
-                 w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
-    sublayer_norm_backward(s->dres2, g->ln_3_w, g->ln_3_b, s->dsub, &c->ff,
-                           c->res2, w->ln_3_w, B, T, C);
+    ffn_sublayer_backward(s->dres2, g->ln_3_w, g->ln_3_b, g->mlp_c_fc_w,
+                          g->mlp_c_fc_b, g->mlp_c_proj_w, g->mlp_c_proj_b,
+                          s->dy, s->dsub, &s->mlp, dout, &c->ff, &c->mlp,
+                          c->res2, w->ln_3_w, w->mlp_c_fc_w,
+                          w->mlp_c_proj_w, B, T, C, F);
     // res2 = res1 + dropout(cross_attn(ln_2(res1), memory)): the memory's
     // share goes to dmemory
     memset(s->dres1, 0, bytes);
@@ -98,15 +81,12 @@ void decoder_backward(float *dx, float *dmemory, const DecoderWeights *g,
     sublayer_norm_backward(s->dres1, g->ln_2_w, g->ln_2_b, s->dsub, &c->ca,
                            c->res1, w->ln_2_w, B, T, C);
     // res1 = x + dropout(self_attn(ln_1(x)))
-    memset(s->dy, 0, bytes);
-    sublayer_add_backward(dx, s->dy, s->dres1, &c->sa, n);
-    memset(s->dsub, 0, bytes);
-    mha_backward(s->dsub, g->self_attn_c_attn_w, g->self_attn_c_attn_b,
-                 g->self_attn_c_proj_w, g->self_attn_c_proj_b, &s->self_attn,
-                 s->dy, &c->self_attn, c->sa.norm, w->self_attn_c_attn_w,
-                 w->self_attn_c_proj_w, B, T, C, NH);
-    sublayer_norm_backward(dx, g->ln_1_w, g->ln_1_b, s->dsub, &c->sa, x,
-                           w->ln_1_w, B, T, C);
+    attn_sublayer_backward(dx, g->ln_1_w, g->ln_1_b, g->self_attn_c_attn_w,
+                           g->self_attn_c_attn_b, g->self_attn_c_proj_w,
+                           g->self_attn_c_proj_b, s->dy, s->dsub,
+                           &s->self_attn, s->dres1, &c->sa, &c->self_attn, x,
+                           w->ln_1_w, w->self_attn_c_attn_w,
+                           w->self_attn_c_proj_w, B, T, C, NH);
 }
 //< decoder-backward
 
@@ -115,7 +95,7 @@ void decoder_backward(float *dx, float *dmemory, const DecoderWeights *g,
 //> decoder-step
 int decoder_step(float *out, DecoderStep *s, const float *x,
                  const DecoderWeights *w, const int *tgt_mask,
-                 const int *src_mask, GeluKind act, int B, int C, int NH,
+                 const int *src_mask, Activation act, int B, int C, int NH,
                  int F, Error *err) {
     if (B > s->B || C != s->C || F != s->F)
         return error_set(err, "decoder step: B=%d C=%d F=%d does not fit "
@@ -136,9 +116,11 @@ int decoder_step(float *out, DecoderStep *s, const float *x,
                    w->cross_attn_out_proj_b, src_mask, B, C, NH, err) != 0
         || sublayer_add(s->res2, &s->ca, s->res1, 0.0f, NULL, n, err) != 0)
         return -1;
-    // out = res2 + mlp(ln_3(res2))
-    return ffn_sublayer(out, &s->ff, &s->mlp, s->res2, w, act, 0.0f, NULL, B,
-                        1, C, F, err);
+    // out = res2 + mlp(ln_3(res2)), on rows of one position
+    return ffn_sublayer_forward(out, &s->ff, &s->mlp, s->res2, w->ln_3_w,
+                                w->ln_3_b, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                                w->mlp_c_proj_w, w->mlp_c_proj_b, act, 0.0f,
+                                NULL, B, 1, C, F, err);
 }
 //< decoder-step
 

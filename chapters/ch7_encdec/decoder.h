@@ -95,7 +95,7 @@ int decoder_forward(float *out,              // (B, T, C)
                     const DecoderWeights *w,
                     const int *tgt_mask,     // (B, T) 1 = real, or NULL
                     const int *src_mask,     // (B, Tk) 1 = real, or NULL
-                    GeluKind act, float dropout_p, Rng *rng,
+                    Activation act, float dropout_p, Rng *rng,
                     int B, int T, int Tk, int C, int NH, int F, Error *err);
 
 // Its backward pass, after a decoder_forward with the same arguments that
@@ -129,7 +129,7 @@ int decoder_step(float *out,               // (B, C)
                  const DecoderWeights *w,
                  const int *tgt_mask,      // (B, s->self_kv.T) or NULL
                  const int *src_mask,      // (B, s->cross_kv.len) or NULL
-                 GeluKind act, int B, int C, int NH, int F, Error *err);
+                 Activation act, int B, int C, int NH, int F, Error *err);
 //< decoder-step-api
 
 // ---- memory ----------------------------------------------------------------

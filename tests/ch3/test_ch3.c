@@ -47,7 +47,7 @@ typedef struct {
     float *x, *y;
     const float *w;
     size_t n;
-    GeluKind kind;
+    Activation kind;
     bool gelu;        // false: ReLU
 } ActCtx;
 
@@ -58,7 +58,7 @@ static double act_loss(void *p) {
     return weighted_sum(c->y, c->w, c->n);
 }
 
-static void act_gradcheck(bool gelu, GeluKind kind, size_t n, uint64_t s) {
+static void act_gradcheck(bool gelu, Activation kind, size_t n, uint64_t s) {
     ActCtx c = {gelu ? randn_floats(n, 2.0f, s)
                      : randn_away_from_zero(n, 0.05f, s),
                 alloc_floats(n), randn_floats(n, 1.0f, s + 1), n, kind,
@@ -68,7 +68,7 @@ static void act_gradcheck(bool gelu, GeluKind kind, size_t n, uint64_t s) {
     if (gelu) gelu_backward(dx, c.w, c.x, kind, n);
     else relu_backward(dx, c.w, c.x, n);
     for (size_t i = 0; i < n; i++) dx[i] -= 0.25f;
-    ck_assert_grad(gelu ? gelu_kind_name(kind) : "relu", act_loss, &c, c.x,
+    ck_assert_grad(gelu ? activation_name(kind) : "relu", act_loss, &c, c.x,
                    dx, n, GC_EPS, GC_ATOL, GC_RTOL);
     free(c.x);
     free(c.y);
@@ -120,8 +120,8 @@ START_TEST(gelu_matches_pytorch) {
     float *y = alloc_floats(n), *dx = alloc_floats(n), *ones = alloc_floats(n);
     for (size_t i = 0; i < n; i++) ones[i] = 1.0f;
     for (int k = 0; k < 2; k++) {
-        GeluKind kind = k == 0 ? GELU_EXACT : GELU_TANH;
-        const char *name = gelu_kind_name(kind);
+        Activation kind = k == 0 ? GELU_EXACT : GELU_TANH;
+        const char *name = activation_name(kind);
         gelu_forward(y, x, kind, n);
         ck_assert_close_f(name, y, fx_get2(f, name, "y", shape, 1), n, 1e-6,
                           1e-5);
@@ -296,7 +296,7 @@ typedef struct {
     const char *name;
     int B, T, C, F;
     bool bias;
-    GeluKind gelu;
+    Activation act;
     float p;          // dropout
     uint64_t seed;    // of the dropout mask
 } FfnCase;
@@ -394,7 +394,7 @@ static double ffn_loss(void *ctx) {
     rng_seed(&rng, c->seed);
     Error err;
     ck_assert_msg(ffn_forward(p->out, &p->cache, p->x, p->wfc, p->bfc,
-                              p->wproj, p->bproj, c->gelu, c->B, c->T, c->C,
+                              p->wproj, p->bproj, c->act, c->B, c->T, c->C,
                               c->F, &err) == 0
                   && dropout_forward(p->out, p->mask, p->out, c->p, &rng, n,
                                      &err) == 0, "%s", err.msg);

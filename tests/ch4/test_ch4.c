@@ -210,6 +210,7 @@ typedef struct {
     uint64_t seed;    // of the dropout masks
     bool encoder;     // every token sees every other (causal off)
     const int *key_mask;  // (B, T) 1 = real, 0 = padding; NULL: all real
+    Activation act;   // the FFN's: GELU_EXACT (a GPT's) or RELU
 } BlockCase;
 
 typedef struct {
@@ -280,8 +281,8 @@ static double bp_loss(void *ctx) {
     rng_seed(&rng, c->seed);
     Error err;
     int rc = (c->post ? block_postln_forward : block_forward)(
-        p->out, &p->cache, p->x, &p->prm.w, c->key_mask, !c->encoder, c->p,
-        &rng, c->B, c->T, c->C, c->NH, c->F, &err);
+        p->out, &p->cache, p->x, &p->prm.w, c->key_mask, !c->encoder,
+        c->act, c->p, &rng, c->B, c->T, c->C, c->NH, c->F, &err);
     ck_assert_msg(rc == 0, "%s", err.msg);
     return weighted_sum(p->out, p->lw, (size_t)c->B * c->T * c->C);
 }
@@ -307,10 +308,10 @@ static float *bp_grads(BlockProblem *p, int times) {
 }
 
 static const BlockCase BLOCK_FIXTURES[] = {
-    {"pre", false, 2, 3, 8, 2, 20, true, 0, 0, false, NULL},
-    {"pre_nobias", false, 1, 4, 6, 3, 12, false, 0, 0, false, NULL},
-    {"post", true, 2, 3, 8, 2, 20, true, 0, 0, false, NULL},
-    {"post_nobias", true, 1, 4, 6, 3, 12, false, 0, 0, false, NULL},
+    {"pre", false, 2, 3, 8, 2, 20, true, 0, 0, false, NULL, GELU_EXACT},
+    {"pre_nobias", false, 1, 4, 6, 3, 12, false, 0, 0, false, NULL, GELU_EXACT},
+    {"post", true, 2, 3, 8, 2, 20, true, 0, 0, false, NULL, GELU_EXACT},
+    {"post_nobias", true, 1, 4, 6, 3, 12, false, 0, 0, false, NULL, GELU_EXACT},
 };
 
 START_TEST(blocks_match_pytorch) {
@@ -380,15 +381,19 @@ static const int PAD_MASK[8] = {1, 1, 1, 0, 1, 1, 0, 0};
 
 // odd shapes: one token, one head, C not a power of two, bias on and
 // off, dropout on; an encoder's block (no causal mask) over padded
-// sequences, with and without dropout
+// sequences, with and without dropout; and a small one with the 2017
+// paper's ReLU (small, because ReLU's kink at 0 puts a hidden unit within
+// one step of it now and then, where a difference quotient measures
+// nothing)
 static const BlockCase GC_CASES[] = {
-    {"one token", false, 1, 1, 3, 1, 5, true, 0, 0, false, NULL},
-    {"one head", false, 2, 3, 5, 1, 7, false, 0, 0, false, NULL},
-    {"three heads", false, 1, 4, 6, 3, 10, true, 0, 0, false, NULL},
-    {"dropout", false, 2, 2, 6, 2, 9, true, 0.3f, 5, false, NULL},
-    {"encoder", false, 2, 4, 6, 2, 10, true, 0, 0, true, PAD_MASK},
+    {"one token", false, 1, 1, 3, 1, 5, true, 0, 0, false, NULL, GELU_EXACT},
+    {"one head", false, 2, 3, 5, 1, 7, false, 0, 0, false, NULL, GELU_EXACT},
+    {"three heads", false, 1, 4, 6, 3, 10, true, 0, 0, false, NULL, GELU_EXACT},
+    {"dropout", false, 2, 2, 6, 2, 9, true, 0.3f, 5, false, NULL, GELU_EXACT},
+    {"encoder", false, 2, 4, 6, 2, 10, true, 0, 0, true, PAD_MASK, GELU_EXACT},
     {"encoder dropout", false, 2, 4, 6, 3, 8, false, 0.2f, 7, true,
-     PAD_MASK},
+     PAD_MASK, GELU_EXACT},
+    {"encoder relu", false, 1, 2, 4, 2, 6, true, 0, 0, true, NULL, RELU},
 };
 
 START_TEST(preln_backward_finite_differences) {
@@ -408,7 +413,8 @@ END_TEST
 
 START_TEST(block_backward_accumulates) {
     for (int post = 0; post < 2; post++) {
-        BlockCase c = {"acc", post, 2, 3, 6, 2, 10, true, 0.2f, 3, false, NULL};
+        BlockCase c = {"acc", post, 2, 3, 6, 2, 10, true, 0.2f, 3, false, NULL,
+                       GELU_EXACT};
         BlockProblem p = bp_random(&c, 600 + post);
         float *dx1 = bp_grads(&p, 1);
         float *g1 = alloc_floats(p.prm.n);
@@ -431,7 +437,8 @@ START_TEST(preln_block_with_zero_projections_is_identity) {
     // branches add exactly 0: out = inp, and the gradient flows through
     // the residual highway alone, dinp = dout to the last bit. Post-LN
     // has no such identity: its output is normalised.
-    BlockCase c = {"zero", false, 2, 3, 6, 2, 10, true, 0, 0, false, NULL};
+    BlockCase c = {"zero", false, 2, 3, 6, 2, 10, true, 0, 0, false, NULL,
+                   GELU_EXACT};
     BlockProblem p = bp_random(&c, 700);
     size_t n = 36;
     memset(p.prm.w.attn_c_proj_w, 0, 36 * sizeof(float));
@@ -459,7 +466,8 @@ END_TEST
 START_TEST(block_is_causal) {
     // changing the last token changes no earlier output
     for (int post = 0; post < 2; post++) {
-        BlockCase c = {"causal", post, 1, 5, 6, 2, 12, true, 0, 0, false, NULL};
+        BlockCase c = {"causal", post, 1, 5, 6, 2, 12, true, 0, 0, false, NULL,
+                       GELU_EXACT};
         BlockProblem p = bp_random(&c, 710 + post);
         float before[30];
         bp_loss(&p);
@@ -480,7 +488,7 @@ START_TEST(encoder_block_sees_both_ways_and_ignores_padding) {
     for (int post = 0; post < 2; post++)
         for (int enc = 0; enc < 2; enc++) {
             BlockCase c = {"pad", post, 2, 4, 6, 2, 12, true, 0, 0, enc,
-                           PAD_MASK};
+                           PAD_MASK, GELU_EXACT};
             BlockProblem p = bp_random(&c, 720 + 2 * post + enc);
             float before[48];
             bp_loss(&p);
@@ -528,8 +536,9 @@ static void check_steps(BlockProblem *p, int filled) {
         for (int b = 0; b < B; b++)
             memcpy(x + (size_t)b * C, p->x + ((size_t)b * T + t) * C,
                    (size_t)C * sizeof *x);
-        ck_assert_msg(block_step(y, &st, x, &p->prm.w, c->key_mask, B, C,
-                                 c->NH, c->F, &err) == 0, "%s", err.msg);
+        ck_assert_msg(block_step(y, &st, x, &p->prm.w, c->key_mask, c->act,
+                                 B, C, c->NH, c->F, &err) == 0, "%s",
+                      err.msg);
         for (int b = 0; b < B; b++) {
             char what[64];
             snprintf(what, sizeof what, "filled %d, b=%d t=%d", filled, b,
@@ -540,8 +549,8 @@ static void check_steps(BlockProblem *p, int filled) {
         }
     }
     ck_assert_int_eq(st.kv.len, T);
-    ck_assert_int_eq(block_step(y, &st, x, &p->prm.w, NULL, B, C, c->NH,
-                                c->F, &err), -1);
+    ck_assert_int_eq(block_step(y, &st, x, &p->prm.w, NULL, c->act, B, C,
+                                c->NH, c->F, &err), -1);
     ck_assert_str_eq(err.msg, "multi-head attention: the KV cache is full "
                      "(4 positions)");
     free(x), free(y);
@@ -552,14 +561,41 @@ START_TEST(block_step_matches_forward) {
     // one position at a time against the cache gives the forward pass's
     // rows: from an empty cache, from one filled by a forward pass, and
     // with padding in the key mask
-    BlockCase c = {"step", false, 2, 4, 6, 2, 12, true, 0, 0, false, NULL};
+    BlockCase c = {"step", false, 2, 4, 6, 2, 12, true, 0, 0, false, NULL,
+                   GELU_EXACT};
     BlockProblem p = bp_random(&c, 730);
     check_steps(&p, 0);
     check_steps(&p, 3);
     p.c.key_mask = PAD_MASK;
     check_steps(&p, 0);
     check_steps(&p, 2);
+    p.c.act = RELU;
+    check_steps(&p, 1);
     bp_free(&p);
+}
+END_TEST
+
+START_TEST(block_ffn_takes_the_activation) {
+    // act reaches the FFN of both blocks: with RELU its hidden layer is
+    // max(0, h), the FFN's cache records RELU for the backward pass, and
+    // the output differs from the one with GELU_EXACT
+    for (int post = 0; post < 2; post++) {
+        BlockCase c = {"act", post, 2, 3, 6, 2, 10, true, 0, 0, true, NULL,
+                       RELU};
+        BlockProblem p = bp_random(&c, 760 + post);
+        bp_loss(&p);
+        ck_assert_int_eq(p.cache.mlp.act, RELU);
+        const float *h = p.cache.mlp.h, *a = p.cache.mlp.a;
+        for (size_t i = 0; i < 2 * 3 * 10; i++)
+            ck_assert_float_eq(a[i], h[i] > 0.0f ? h[i] : 0.0f);
+        float relu_out[2 * 3 * 6];
+        memcpy(relu_out, p.out, sizeof relu_out);
+        p.c.act = GELU_EXACT;
+        bp_loss(&p);
+        ck_assert_int_eq(p.cache.mlp.act, GELU_EXACT);
+        ck_assert(memcmp(relu_out, p.out, sizeof relu_out) != 0);
+        bp_free(&p);
+    }
 }
 END_TEST
 
@@ -605,12 +641,12 @@ static void two_blocks(BlockProblem *p, BlockCache cache[2], float *out,
     BlockScratch s;
     ck_assert_int_eq(block_scratch_alloc(&s, c->B, c->T, c->C, c->NH, c->F,
                                          &err), 0);
-    ck_assert_int_eq(block_forward(h, &cache[0], p->x, &p->prm.w, NULL, true, 0,
-                                   NULL, c->B, c->T, c->C, c->NH, c->F, &err),
-                                   0);
-    ck_assert_int_eq(block_forward(out, &cache[1], h, &p->prm.w, NULL, true, 0,
-                                   NULL, c->B, c->T, c->C, c->NH, c->F, &err),
-                                   0);
+    ck_assert_int_eq(block_forward(h, &cache[0], p->x, &p->prm.w, NULL, true,
+                                   GELU_EXACT, 0, NULL, c->B, c->T, c->C,
+                                   c->NH, c->F, &err), 0);
+    ck_assert_int_eq(block_forward(out, &cache[1], h, &p->prm.w, NULL, true,
+                                   GELU_EXACT, 0, NULL, c->B, c->T, c->C,
+                                   c->NH, c->F, &err), 0);
     memset(p->prm.grads, 0, p->prm.n * sizeof *p->prm.grads);
     block_backward(dh, &p->prm.g, &s, p->lw, &cache[1], h, &p->prm.w, c->B,
                    c->T, c->C, c->NH, c->F);
@@ -622,7 +658,8 @@ static void two_blocks(BlockProblem *p, BlockCache cache[2], float *out,
 }
 
 START_TEST(block_shared_cache) {
-    BlockCase c = {"share", false, 2, 5, 8, 2, 20, true, 0, 0, false, NULL};
+    BlockCase c = {"share", false, 2, 5, 8, 2, 20, true, 0, 0, false, NULL,
+                   GELU_EXACT};
     BlockProblem p = bp_random(&c, 900);
     size_t n = (size_t)c.B * c.T * c.C;
     BlockCache own[2], shared[2];
@@ -647,8 +684,8 @@ START_TEST(block_shared_cache) {
     ck_assert_mem_eq(g1, p.prm.grads, p.prm.n * sizeof *g1);
     // shared masks hold ones: dropout would need a mask per layer
     ck_assert_int_eq(block_forward(out2, &shared[1], p.x, &p.prm.w, NULL, true,
-                                   0.1f, NULL, c.B, c.T, c.C, c.NH, c.F, &err),
-                                   -1);
+                                   GELU_EXACT, 0.1f, NULL, c.B, c.T, c.C,
+                                   c.NH, c.F, &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: dropout p = 0.1, but this "
                      "cache shares its dropout masks with other layers "
                      "(allocated for a model without dropout)");
@@ -677,31 +714,36 @@ START_TEST(block_bad_sizes) {
     ck_assert_msg(strstr(err.msg, "too large") != NULL, "%s", err.msg);
     block_cache_free(&cache);                      // zeroed: a no-op
     block_scratch_free(&s);
-    BlockCase c = {"fit", false, 2, 3, 6, 2, 10, true, 0, 0, false, NULL};
+    BlockCase c = {"fit", false, 2, 3, 6, 2, 10, true, 0, 0, false, NULL,
+                   GELU_EXACT};
     BlockProblem p = bp_random(&c, 800);
     float *big = alloc_floats(4 * 6 * 6);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
-                                   NULL, 2, 4, 6, 2, 10, &err), -1);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true,
+                                   GELU_EXACT, 0, NULL, 2, 4, 6, 2, 10,
+                                   &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: B=2 T=4 C=6 NH=2 F=10 "
                      "does not fit the cache, allocated for B<=2 T<=3 C=6 "
                      "NH=2 F=10");
     ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL,
-                                          true, 0, NULL, 2, 3, 6, 3, 10, &err),
-                                          -1);
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
-                                   NULL, 2, 3, 6, 2, 12, &err), -1);
+                                          true, GELU_EXACT, 0, NULL, 2, 3,
+                                          6, 3, 10, &err), -1);
     ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true,
-                                   1.0f, NULL, 2, 3, 6, 2, 10, &err), -1);
+                                   GELU_EXACT, 0, NULL, 2, 3, 6, 2, 12,
+                                   &err), -1);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true,
+                                   GELU_EXACT, 1.0f, NULL, 2, 3, 6, 2, 10,
+                                   &err), -1);
     ck_assert_str_eq(err.msg, "transformer block: dropout p must be in "
                      "[0, 1), got 1");
     ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL,
-                                          true, 0.1f, NULL, 2, 3, 6, 2, 10,
-                                          &err), -1);
+                                          true, GELU_EXACT, 0.1f, NULL, 2,
+                                          3, 6, 2, 10, &err), -1);
     ck_assert_msg(strstr(err.msg, "random number generator") != NULL, "%s",
                   err.msg);
     // a smaller batch than allocated is fine
-    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true, 0,
-                                   NULL, 1, 2, 6, 2, 10, &err), 0);
+    ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true,
+                                   GELU_EXACT, 0, NULL, 1, 2, 6, 2, 10,
+                                   &err), 0);
     free(big);
     bp_free(&p);
 }
@@ -725,6 +767,7 @@ Suite *ch4_suite(void) {
     tcase_add_test(tc, block_is_causal);
     tcase_add_test(tc, encoder_block_sees_both_ways_and_ignores_padding);
     tcase_add_test(tc, block_step_matches_forward);
+    tcase_add_test(tc, block_ffn_takes_the_activation);
     tcase_add_test(tc, block_parameter_counts);
     tcase_add_test(tc, block_shared_cache);
     tcase_add_test(tc, block_bad_sizes);

@@ -317,7 +317,7 @@ typedef struct {
     const char *name;
     int B, T, Tk, C, NH, F;
     bool bias;
-    GeluKind act;
+    Activation act;
     float p;                // dropout
     uint64_t seed;          // of the dropout masks
     const int *tgt_mask;    // (B, T) or NULL
