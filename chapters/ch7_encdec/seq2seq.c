@@ -15,10 +15,6 @@
 #include "positional.h"
 #include "profile.h"
 
-// TEMPORARY until chapter 4 takes the activation
-#define block_forward(o, c, i, w, m, causal, act, p, r, B, T, C, NH, F, e) \
-    block_forward(o, c, i, w, m, causal, p, r, B, T, C, NH, F, e)
-
 // Every check of a batch before the forward pass (with the memory, below).
 static int check_batch(const Seq2Seq *m, const Seq2SeqActs *a,
                        const int *src, const int *tgt_in,

@@ -49,7 +49,7 @@ typedef struct {
     float dropout;      // after the embeddings and every sub-layer
     bool bias;          // biases in every Linear and LayerNorm
     bool tie;           // one embedding for source, target and generator
-    GeluKind act;       // the FFNs' activation: RELU (the paper) or GELU
+    Activation act;       // the FFNs' activation: RELU (the paper) or GELU
     int pad;            // the padding id, the same in both vocabularies
 } Seq2SeqConfig;
 //< seq2seq-config
