@@ -40,9 +40,12 @@ done
 if [ "$found" = 0 ]; then
     hint=$(find "$dir" -mindepth 2 -maxdepth 4 -path '*/ch1/ex1_1_*.c' \
            2>/dev/null | sort | head -n 1)
-    echo "error: no ch1/ex1_1_*.c (nor any chN/exN_M_*.c) under $dir:" \
-         "EXERCISES must name the folder that holds ch1/ ... ch6/, laid out" \
-         "like exercises/ (ch1/ex1_1_vocab.c, ...)${hint:+; this one is under ${hint%/ch1/*}}" >&2
+    [ -n "$hint" ] && hint="; try EXERCISES='${hint%/ch1/*}'"
+    last=$(printf '%s\n' "${stubs[@]}" | sed 's#^exercises/\(ch[0-9]*\)/.*#\1#' \
+           | sort -u -V | tail -n 1)
+    echo "error: no ch1/ex1_1_*.c under $dir (nor any other exercise" \
+         "file): EXERCISES must be the folder that holds ch1/ ... $last/," \
+         "laid out like exercises/ (DIR/ch1/ex1_1_vocab.c, ...)$hint" >&2
     exit 2
 fi
 
