@@ -15,6 +15,12 @@ make=${MAKE:-make}
 stage=$out/src notes=$out/notes log=$out/build.log
 [ -n "$dir" ] || dir=/
 
+# No report of an earlier grading may outlive this one (a partial run,
+# CK_RUN_CASE=..., writes none and keeps the last full one).
+if [ -z "${CK_RUN_SUITE:-}${CK_RUN_CASE:-}${CK_INCLUDE_TAGS:-}" ] \
+       && [ -z "${CK_EXCLUDE_TAGS:-}" ]; then
+    rm -f "$out/results.json"
+fi
 if [ ! -d "$dir" ]; then
     echo "error: EXERCISES=$dir is not a folder" >&2
     exit 2
@@ -22,6 +28,8 @@ fi
 
 # The exercises are those of exercises/: chN/exN_M_name.c
 stubs=(exercises/ch[0-9]*/ex[0-9]*_[0-9]*_*.c)
+# ch1/ex1_2_batch.c -> 1.2
+ex_id() { sed 's/^ch[0-9]*\/ex\([0-9]*\)_\([0-9]*\)_.*/\1.\2/' <<< "$1"; }
 # the student's file for stub $1: same name first, else any exN_M_*.c
 student_file() {
     local ch=${1%/*} base=${1##*/} prefix m
@@ -41,8 +49,8 @@ if [ "$found" = 0 ]; then
     hint=$(find "$dir" -mindepth 2 -maxdepth 4 -path '*/ch1/ex1_1_*.c' \
            2>/dev/null | sort | head -n 1)
     [ -n "$hint" ] && hint="; try EXERCISES='${hint%/ch1/*}'"
-    last=$(printf '%s\n' "${stubs[@]}" | sed 's#^exercises/\(ch[0-9]*\)/.*#\1#' \
-           | sort -u -V | tail -n 1)
+    last=$(printf '%s\n' "${stubs[@]}" | cut -d / -f 2 | sort -u -V \
+           | tail -n 1)
     echo "error: no ch1/ex1_1_*.c under $dir (nor any other exercise" \
          "file): EXERCISES must be the folder that holds ch1/ ... $last/," \
          "laid out like exercises/ (DIR/ch1/ex1_1_vocab.c, ...)$hint" >&2
@@ -55,22 +63,20 @@ clean_log() {   # clean_log TEXT -> stdout
     t=${t//"$PWD/"/}
     t=${t//"$stage/"/}
     [ -n "${exobj:-}" ] && t=${t//"$exobj/"/}
-    printf '%s\n' "$t" | grep -v -e '^  CC ' -e '^make' | sed -e 's#^/[^ :]*/\(ld\|collect2\)[^ :]*:#\1:#' \
-                             -e 's#^[^ :]*/bin/\(ld\|collect2\)[^ :]*:#\1:#'
+    printf '%s\n' "$t" | grep -v -e '^  CC ' -e '^make' \
+        | sed -e 's#^[^ :]*/\(ld\|collect2\)[^ :/]*:#\1:#'
 }
 
 rm -rf "$notes" "$log"
 mkdir -p "$notes"
 declare -A shown     # stub -> the student's file as the messages name it
-n_absent=0
 for s in "${stubs[@]}"; do
     rel=${s#exercises/}
-    id=$(sed 's/^ch[0-9]*\/ex\([0-9]*\)_\([0-9]*\)_.*/\1.\2/' <<< "$rel")
+    id=$(ex_id "$rel")
     mkdir -p "$stage/${rel%/*}"
     f=$(student_file "$s")
     if [ -z "$f" ]; then
         src=$s
-        n_absent=$((n_absent + 1))
         printf 'no %s*.c in the folder (graded as the stub: 0 points)\n' \
             "$(sed 's/^\(ch[0-9]*\/ex[0-9]*_[0-9]*_\).*/\1/' <<< "$rel")" \
             > "$notes/$id.missing"
@@ -95,7 +101,7 @@ runner=${paths% *} exobj=${paths#* }
 $make -k --no-print-directory grade-objs EXERCISES="$stage" > "$log" 2>&1
 for s in "${stubs[@]}"; do
     rel=${s#exercises/}
-    id=$(sed 's/^ch[0-9]*\/ex\([0-9]*\)_\([0-9]*\)_.*/\1.\2/' <<< "$rel")
+    id=$(ex_id "$rel")
     [ -f "$exobj/${rel%.c}.o" ] && continue
     msg=$(clean_log "$(head -n 12 "$exobj/${rel%.c}.o.log" 2>/dev/null)")
     msg=${msg//"$rel"/"${shown[$s]:-$rel}"}
@@ -114,9 +120,12 @@ for try in 1 2 3; do
     fi
     linked=0
     [ "$try" = 3 ] && break
-    culprits=$(grep -o 'ex[0-9]*_[0-9]*_[A-Za-z0-9_]*\.o' "$log" | sort -u)
-    for sym in $(sed -n "s/.*undefined reference to \`\([A-Za-z0-9_]*\)'.*/\1/p" \
-                 "$log" | sort -u); do
+    culprits=$(grep -e 'multiple definition' -e 'undefined reference' \
+                    -e 'in function' "$log" \
+               | grep -o 'ex[0-9]*_[0-9]*_[A-Za-z0-9_]*\.o' | sort -u)
+    undef=$(sed -n "s/.*undefined reference to \`\([A-Za-z0-9_]*\)'.*/\1/p" \
+            "$log" | sort -u)
+    for sym in $undef; do
         culprits+=" $(grep -l "^[a-z].*[ *]$sym(" "${stubs[@]}" 2>/dev/null \
                       | sed 's#.*/##; s#\.c$#.o#')"
     done
@@ -125,11 +134,15 @@ for try in 1 2 3; do
         for s in "${stubs[@]}"; do
             [ "${s##*/}" = "${o%.o}.c" ] || continue
             rel=${s#exercises/}
-            id=$(sed 's/^ch[0-9]*\/ex\([0-9]*\)_\([0-9]*\)_.*/\1.\2/' <<< "$rel")
+            id=$(ex_id "$rel")
             cmp -s "$s" "$stage/$rel" && continue    # already the stub
-            msg=$(clean_log "$(grep -e "${o%.o}" -e "$(grep -o \
-                  '^[a-z][^(]*(' "$s" | sed 's/.*[ *]\([A-Za-z0-9_]*\)($/\1/' \
-                  | paste -sd'|' | sed 's/|/\\|/g')" "$log" | head -n 12)")
+            # the linker's lines about this file or its functions
+            pats=(-e "${o%.o}")
+            for f in $(sed -n 's/^[a-z][^(]*[ *]\([A-Za-z0-9_]*\)(.*/\1/p' \
+                       "$s"); do
+                pats+=(-e "\`$f'")
+            done
+            msg=$(clean_log "$(grep "${pats[@]}" "$log" | head -n 12)")
             printf '%s does not link\n%s\n' "${shown[$s]:-$rel}" "$msg" \
                 > "$notes/$id.nobuild"
             cp "$s" "$stage/$rel"

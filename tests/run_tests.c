@@ -187,7 +187,8 @@ static void collect(SRunner *sr, ExerciseResult *res, const char *tap) {
             readable(msg, text, sizeof text);
             snprintf(line, sizeof line, "test \"%s\" (%s:%d): %s%s\n", intent,
                      tr_lfile(all[k]) ? tr_lfile(all[k]) : "?",
-                     tr_lno(all[k]), s == ST_FAIL ? "" : "crashed: ", text);
+                     tr_lno(all[k]), s == ST_TIMEOUT ? "timed out: "
+                     : s == ST_CRASH ? "crashed: " : "", text);
             append(r, line);
         }
     }
