@@ -13,13 +13,15 @@ typedef struct {
 
 // Worst first: the status shown for an exercise is the worst of its tests.
 typedef enum {
-    ST_PASS, ST_FAIL, ST_TIMEOUT, ST_CRASH, ST_TODO, ST_MISSING, ST_NOBUILD
+    ST_PASS, ST_FAIL, ST_TIMEOUT, ST_CRASH, ST_TODO, ST_MISSING, ST_NOFILE,
+    ST_NOBUILD
 } Status;
 
 typedef struct {
     int n_tests, n_pass;
     Status status;
     char output[2048];     // the messages of the tests that did not pass
+    char note[160];        // shown after the status in the table, if any
 } ExerciseResult;
 
 extern const ExerciseInfo EXERCISE_TABLE[];
@@ -32,8 +34,11 @@ double exercise_score(const ExerciseInfo *e, const ExerciseResult *r);
 
 // Prints the table and writes json_path (Gradescope format). output, when
 // not NULL, becomes the top-level "output" (a compiler log, for example).
+// selection, when not NULL, names the Check variables that ran part of the
+// tests ("CK_RUN_CASE=ex1.1"): then only the exercises that ran are shown,
+// and json_path is not written (a partial run is not a grade).
 // Returns 0, or -1 when the file cannot be written.
 int grade_report(const ExerciseResult *results, const char *json_path,
-                 const char *output);
+                 const char *output, const char *selection);
 
 #endif

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# test_grade.sh - tests of `make check EXERCISES=DIR` on the folders that
+# instructors really get; run by `make check` after the Check suites.
+# A copy of solutions/ in a folder whose name has a space, with one file
+# deleted, one that does not compile, one that does not link and two that
+# give wrong answers; the wrong level and an empty folder; the stubs; a run
+# of one test case.
+set -u
+make=${MAKE:-make}
+for v in CK_RUN_SUITE CK_RUN_CASE CK_INCLUDE_TAGS CK_EXCLUDE_TAGS; do
+    if [ -n "${!v:-}" ]; then
+        echo "grader tests: skipped ($v selects part of the tests)"
+        exit 0
+    fi
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=build/grade-test
+fails=0
+fail() { echo "FAIL grader test: $*" >&2; fails=$((fails + 1)); }
+# grade DIR [OUT]: make check EXERCISES=DIR, its output in $tmp/log
+grade() {
+    $make --no-print-directory check EXERCISES="$1" GRADE_OUT="${2:-$out}" \
+        > "$tmp/log" 2>&1
+}
+# score ID: that exercise's score in $out/results.json
+score() {
+    sed -n "s/.*\"number\": \"$1\", \"score\": \([0-9.]*\),.*/\1/p" \
+        "$out/results.json"
+}
+total() { sed -n 's/^  "score": \([0-9.]*\),$/\1/p' "$1"; }
+has() { grep -q -e "$2" "$1" || fail "$3 (no '$2' in $1)"; }
+
+# ---- a student's folder as an LMS gives it ---------------------------------
+ex="$tmp/Jane Doe/exercises"
+mkdir -p "$tmp/Jane Doe"
+cp -r solutions "$ex"
+rm "$ex/ch1/ex1_2_batch.c"                                    # absent: 3 pts
+echo 'int broken(void) { return 1 }' >> "$ex/ch2/ex2_1_softmax.c"   # 2 pts
+sed -i 's/inp\[i\] : 0\.0f/inp[i] : 0.5f/' "$ex/ch3/ex3_1_relu.c"  # 1 of 2
+# a function renamed: compiles, does not link                         2 pts
+sed -i 's/ex_clip_grad_norm(/ex_clip_grad_norm2(/' \
+    "$ex/ch6/ex6_4_clip_grad_norm.c"
+# ex_decode returns 2 where it should return 0: a Check assertion fails
+tac "$ex/ch1/ex1_1_vocab.c" | sed '0,/return 0;/s//return 2;/' | tac \
+    > "$tmp/v.c" && mv "$tmp/v.c" "$ex/ch1/ex1_1_vocab.c"
+rm -f "$out/results.json"
+grade "$ex" || fail "grading '$ex' exited with $?"
+cp "$tmp/log" "$tmp/log1"
+if [ ! -f "$out/results.json" ]; then
+    fail "no $out/results.json"
+else
+    [ "$(score 1.2)" = 0 ] || fail "absent 1.2 scored $(score 1.2)"
+    [ "$(score 2.1)" = 0 ] || fail "1.2 with a syntax error scored $(score 2.1)"
+    [ "$(score 3.1)" = 1 ] || fail "wrong ReLU scored $(score 3.1), not 1"
+    [ "$(score 1.1)" = 1.5 ] || fail "wrong decode scored $(score 1.1)"
+    [ "$(score 6.4)" = 0 ] || fail "6.4, not linking, scored $(score 6.4)"
+    [ "$(score 5.6)" = 3 ] || fail "5.6 scored $(score 5.6), not 3"
+    [ "$(total "$out/results.json")" = 68.5 ] \
+        || fail "total $(total "$out/results.json"), not 78 - 9.5"
+    j=$out/results.json
+    has "$j" \
+        '"output": "does not compile: 0 of 3 tests passed\\n.*ch2/ex2_1_softmax.c:[0-9:]* error: expected' \
+        "the compiler's message is 2.1's output"
+    has "$j" 'file missing: 0 of 3 tests passed\\nno ch1/ex1_2_\*\.c' \
+        "1.2's output says the file is missing"
+    has "$j" 'test \\"forward\\" (tests/ch3/test_ex3\.c:[0-9]*): relu' \
+        "a failure names its test"
+    call='ex_decode(&v, ids, n, back)'
+    has "$j" "expected $call == 0, got $call == 2" \
+        "a Check assertion reads as expected/got"
+    if grep -q -e "$tmp" -e "$PWD" -e '[ "(]/[a-z]' "$j"; then
+        fail "an absolute path in $j: $(grep -o -m 1 -e "$tmp" -e "$PWD" \
+              -e '[ "(]/[a-z][^ ]*' "$j" | head -n 1)"
+    fi
+fi
+has "$tmp/log1" \
+    '^2\.1 .* does not compile: ch2/ex2_1_softmax\.c:[0-9:]* error' \
+    "the table shows 2.1's first error"
+has "$tmp/log1" '^1\.2 .* file missing' "the table shows that 1.2 is missing"
+has "$tmp/log1" '^6\.4 .* ch6/ex6_4_clip_grad_norm\.c does not link' \
+    "the table shows that 6.4 does not link"
+has "$tmp/log1" "undefined reference to .ex_clip_grad_norm'" \
+    "the linker's message is shown"
+
+# ---- one test case: no grade, and results.json as it was -------------------
+cp "$out/results.json" "$tmp/before.json" 2>/dev/null
+CK_RUN_CASE=ex1.1 grade "$ex" || fail "CK_RUN_CASE=ex1.1 exited with $?"
+cmp -s "$out/results.json" "$tmp/before.json" \
+    || fail "CK_RUN_CASE=ex1.1 rewrote results.json"
+has "$tmp/log" 'CK_RUN_CASE=ex1.1 ran part of the tests' "a partial run says so"
+rows=$(grep -c '^[1-9]\.[1-9] ' "$tmp/log")
+[ "$rows" = 1 ] || fail "CK_RUN_CASE=ex1.1 showed $rows rows, not 1"
+
+# ---- the wrong level, an empty folder: one clear line, no grade --------------
+mkdir -p "$tmp/empty"
+for d in "$tmp/Jane Doe" "$tmp/empty"; do
+    if grade "$d"; then fail "grading '$d' succeeded"; fi
+    has "$tmp/log" '^error: no ch1/ex1_1_\*\.c .*laid out' \
+        "'$d' is said to hold no exercise"
+    if grep -q -e 'undefined reference' -e 'not \(compile\|build\)' \
+        "$tmp/log"; then
+        fail "'$d' gave a linker error"
+    fi
+done
+has "$tmp/log" 'EXERCISES must be the folder' "the error says what to give"
+
+# ---- the stubs: 0 points, "not implemented" once per exercise ----------------
+grade exercises "$out-stubs" || fail "grading exercises/ exited with $?"
+[ "$(total "$out-stubs/results.json")" = 0 ] \
+    || fail "the stubs scored $(total "$out-stubs/results.json")"
+n=$(grep -c 'not implemented' "$tmp/log")
+[ "$n" = 29 ] || fail "'not implemented' said $n times, not once per exercise"
+
+if [ "$fails" != 0 ]; then
+    echo "grader tests: $fails failed (logs: $out/)" >&2
+    exit 1
+fi
+echo "grader tests: passed"
