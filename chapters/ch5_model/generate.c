@@ -52,7 +52,8 @@ static int decoder_step(Decoder *d, int id, Error *err) {
     const GptConfig *c = &m->cfg;
     int C = c->n_embd, t = d->len;
     const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
-    embedding_forward(d->x, &id, m->w.wte, pos + (size_t)t * C, 1, 1, C);
+    embedding_forward(d->x, &id, m->w.wte, 1.0f, pos + (size_t)t * C, 1,
+                      1, C);
     for (int l = 0; l < c->n_layer; l++) {
         if (block_step(d->y, &d->layers[l], d->x, &m->w.h[l], NULL, 1, C,
                        c->n_head, c->n_ffn, err) != 0)

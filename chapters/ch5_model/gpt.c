@@ -30,7 +30,8 @@ static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
     int C = c->n_embd, NH = c->n_head, F = c->n_ffn;
     size_t btc = (size_t)B * T * C;
     const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
-    PROFILE(PROF_EMBED, embedding_forward(a->x0, idx, m->w.wte, pos, B, T, C));
+    PROFILE(PROF_EMBED, embedding_forward(a->x0, idx, m->w.wte, 1.0f, pos,
+                                          B, T, C));
     int rc;
     PROFILE(PROF_ELEMENTWISE,
             rc = dropout_forward(a->x0, a->emb_mask, a->x0, p, rng, btc, err));
@@ -134,8 +135,8 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
                    dropout_backward(dprev, dx, a->emb_mask, btc));
         dx = dprev;
     }
-    PROFILE_BW(PROF_EMBED, embedding_backward(m->g.wte, m->g.wpe, dx, idx, B,
-                                              T, C));
+    PROFILE_BW(PROF_EMBED, embedding_backward(m->g.wte, m->g.wpe, dx, idx,
+                                              1.0f, B, T, C));
 }
 //< gpt-backward
 

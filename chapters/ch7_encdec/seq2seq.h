@@ -151,8 +151,9 @@ int seq2seq_step(const Seq2Seq *m, Seq2SeqState *st, const int *tokens,
                  float *logits, Error *err);
 
 // Beam search's bookkeeping: row r takes over the target positions so
-// far of row from[r] (every from[r] in [0, R)); the source stays.
-void seq2seq_state_reorder(Seq2SeqState *st, const int *from);
+// far of row from[r], a row of the same source (from[r] / copies ==
+// r / copies). Returns 0, or -1 with a message for any other from[r].
+int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err);
 //< seq2seq-step-api
 
 // For at most B sources of S tokens, each decoded as `copies` rows of at
@@ -202,8 +203,10 @@ struct Seq2SeqState {
     int B, S, T, copies, R;   // allocated for; R = B * copies rows
     int cur_S;                // the sources' length
     int len;                  // target positions fed so far
-    int *src_mask;            // (R, S)
-    int *tgt_mask;            // (R, T): all ones (a fed token is real)
+    int n_dec;                // decoder layers
+    int *src_mask;            // (R, S) each row's source mask
+    int *enc_mask;            // (B, S) the sources'
+
     float *memory;            // (R, S, C)
     DecoderStep *layers;      // Ld, each with its caches for R rows
     float *x, *y;             // (R, C) the stream
@@ -212,7 +215,7 @@ struct Seq2SeqState {
     BlockCache enc;           // one cache, reused by every layer
     float *enc_a, *enc_b;     // (B,S,C) the stream, ping-pong
     float *enc_mean, *enc_rstd;   // (B,S)
-    float *swap;              // one row of self-attention keys (reorder)
+    float *swap;              // (R, T, C) the reorder's copy
     float *mem;
     int *imem;
 };

@@ -160,7 +160,7 @@ START_TEST(embedding_backward_finite_differences) {
     rng_normal_fill(&r, wte, V * C, 0, 1);
     rng_normal_fill(&r, wpe, T * C, 0, 1);
     rng_normal_fill(&r, lw, B * T * C, 0, 1);
-    embedding_forward(out, idx, wte, wpe, B, T, C);
+    embedding_forward(out, idx, wte, 1.0f, wpe, B, T, C);
     for (int i = 0; i < B * T; i++)
         for (int c = 0; c < C; c++)
             ck_assert_float_eq(out[i * C + c], wte[idx[i] * C + c]
@@ -168,7 +168,7 @@ START_TEST(embedding_backward_finite_differences) {
     float dwte[V * C], dwpe[T * C];
     for (int i = 0; i < V * C; i++) dwte[i] = 0.5f;   // += semantics
     for (int i = 0; i < T * C; i++) dwpe[i] = -0.25f;
-    embedding_backward(dwte, dwpe, lw, idx, B, T, C);
+    embedding_backward(dwte, dwpe, lw, idx, 1.0f, B, T, C);
     // d L / d wte[v, c] = sum of lw over the positions holding v
     for (int v = 0; v < V; v++)
         for (int c = 0; c < C; c++) {
@@ -185,7 +185,38 @@ START_TEST(embedding_backward_finite_differences) {
             ck_assert(fabs(dwpe[t * C + c] - want) < 1e-6);
         }
     // NULL dwpos: the sinusoidal table is not learned
-    embedding_backward(dwte, NULL, lw, idx, B, T, C);
+    embedding_backward(dwte, NULL, lw, idx, 1.0f, B, T, C);
+}
+END_TEST
+
+// Chapter 7's embedding multiplies the rows by sqrt(C), not the
+// positions: scale enters the forward pass and the rows' gradient only.
+// (A version that scales the sum, or forgets the scale in the backward
+// pass, fails here.)
+START_TEST(embedding_scale) {
+    enum { B = 1, T = 2, C = 3, V = 4 };
+    const int idx[B * T] = {2, 2};
+    float wte[V * C], pos[T * C], dout[B * T * C], out[B * T * C];
+    Rng r;
+    rng_seed(&r, 52);
+    rng_normal_fill(&r, wte, V * C, 0, 1);
+    rng_normal_fill(&r, pos, T * C, 0, 1);
+    rng_normal_fill(&r, dout, B * T * C, 0, 1);
+    const float s = 2.5f;
+    embedding_forward(out, idx, wte, s, pos, B, T, C);
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < C; c++)
+            ck_assert_float_eq_tol(out[t * C + c],
+                                   s * wte[2 * C + c] + pos[t * C + c],
+                                   1e-6);
+    float dwte[V * C] = {0}, dpos[T * C] = {0};
+    embedding_backward(dwte, dpos, dout, idx, s, B, T, C);
+    for (int c = 0; c < C; c++) {
+        ck_assert_float_eq_tol(dwte[2 * C + c],
+                               s * (dout[c] + dout[C + c]), 1e-6);
+        ck_assert_float_eq_tol(dpos[c], dout[c], 1e-6);
+        ck_assert_float_eq(dwte[c], 0.0f);
+    }
 }
 END_TEST
 
@@ -754,6 +785,7 @@ Suite *ch5_suite(void) {
     tcase_add_loop_test(tc, gpt_matches_pytorch, 0, 3);
     tcase_add_test(tc, score_matches_pytorch);
     tcase_add_test(tc, embedding_backward_finite_differences);
+    tcase_add_test(tc, embedding_scale);
     tcase_add_test(tc, crossentropy_finite_differences);
     tcase_add_test(tc, gpt_backward_finite_differences_with_dropout);
     tcase_add_test(tc, parameter_counts);
