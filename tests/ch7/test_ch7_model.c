@@ -183,7 +183,7 @@ static bool logits_close(const Seq2SeqActs *a, const Fixture *f,
     return ok;
 }
 
-// ---- parity with PyTorch --------------------------------------------------------
+// ---- parity with PyTorch ----------------------------------------------------
 
 START_TEST(seq2seq_matches_pytorch) {
     Fixture *f = fixture_open(FIXTURE);
@@ -302,7 +302,7 @@ START_TEST(seq2seq_training_matches_pytorch) {
 }
 END_TEST
 
-// ---- tying ---------------------------------------------------------------------
+// ---- tying ------------------------------------------------------------------
 
 START_TEST(seq2seq_tied_is_three_shares) {
     // the tied model, and the same weights untied in three equal copies
@@ -361,7 +361,7 @@ START_TEST(seq2seq_tied_is_three_shares) {
 }
 END_TEST
 
-// ---- the comparisons can fail ---------------------------------------------------
+// ---- the comparisons can fail -----------------------------------------------
 
 START_TEST(seq2seq_wrong_versions_fail) {
     Fixture *f = fixture_open(FIXTURE);
@@ -394,7 +394,7 @@ START_TEST(seq2seq_wrong_versions_fail) {
 }
 END_TEST
 
-// ---- finite differences ----------------------------------------------------------
+// ---- finite differences -----------------------------------------------------
 
 typedef struct {
     Seq2Seq *m;

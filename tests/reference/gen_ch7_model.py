@@ -228,7 +228,7 @@ def torch_layer_check(model, k, src, tgt_in):
         assert gen_ch7.close(logits, model(src, tgt_in)), "decoder disagrees"
 
 
-# ---- drawing a case --------------------------------------------------------------
+# ---- drawing a case ----------------------------------------------------------
 
 def init(model, k):
     """Embeddings N(0, 0.5^2) (times sqrt(C) in the model), the untied
