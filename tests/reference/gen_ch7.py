@@ -70,17 +70,23 @@ def merge(t):
 
 
 class SelfAttention(nn.Module):
-    def __init__(self, C, NH, bias):
+    """Fused-qkv self-attention over (B, T, C), keys limited by key_mask
+    (B, T) and, when causal (the decoder's), to positions <= the query's;
+    not causal it is the encoder's (tests/reference/gen_ch7_model.py)."""
+
+    def __init__(self, C, NH, bias, causal=True):
         super().__init__()
         self.NH = NH
+        self.causal = causal
         self.c_attn = nn.Linear(C, 3 * C, bias=bias, dtype=torch.float64)
         self.c_proj = nn.Linear(C, C, bias=bias, dtype=torch.float64)
 
-    def forward(self, x, tgt_mask):
+    def forward(self, x, key_mask):
         B, T, C = x.shape
         q, k, v = [heads(t, self.NH) for t in self.c_attn(x).split(C, 2)]
-        causal = torch.ones(T, T, dtype=torch.bool).tril()
-        allowed = causal[None, None] & tgt_mask[:, None, None, :]
+        allowed = key_mask[:, None, None, :].expand(-1, 1, T, -1)
+        if self.causal:
+            allowed = allowed & torch.ones(T, T, dtype=torch.bool).tril()
         return self.c_proj(merge(attention(q, k, v, allowed)))
 
 

@@ -1,0 +1,516 @@
+// Tests of chapter 7's whole model (seq2seq.c) against PyTorch and
+// against finite differences. What each test catches:
+//
+// seq2seq_matches_pytorch (tests/reference/ch7_model.txt, written by
+//   gen_ch7_model.py; a tied model with biases and ReLU, pad 0, and an
+//   untied one without biases, GELU, pad 3, Vs != Vt; padding in both
+//   source and target, S != T): the logits, the smoothed loss, the NLL
+//   and every parameter's gradient. A missing sqrt(C), a sinusoid that is
+//   not interleaved or starts at the wrong row, a mask built from the
+//   wrong id or applied to the wrong attention, the wrong activation in
+//   either stack, a missing final LayerNorm, a generator with a bias or
+//   not transposed, eps/(V-1) smoothing, a loss that counts pads, a tied
+//   gradient missing a share: each moves the logits, the loss or a
+//   gradient far past the tolerances.
+// seq2seq_training_matches_pytorch: ten AdamW steps (chapter 6's
+//   adamw_update over m->tensors, decay by their flag) against
+//   torch.optim.AdamW: the loss of every step and the final parameters. A
+//   tied tensor listed (and so updated) three times, weight decay on the
+//   wrong tensors, or tensors that overlap in params fail it.
+// seq2seq_tied_is_three_shares: the tied model rebuilt untied with three
+//   equal copies gives the same logits, bit for bit, and the sum of its
+//   three gradients is the tied model's gradient, while no one share is
+//   (a model that kept only the generator's, or only an embedding's,
+//   share fails). C against C: it holds whatever the activation.
+// seq2seq_wrong_versions_fail: the comparisons above can fail: the same
+//   weights with the masks made from the wrong id (pad + 1: a model that
+//   reads the pads), or with the other activation, do not match
+//   PyTorch's logits. (seq2seq_backward_finite_differences also shows a
+//   gradient 10% off failing its check.)
+// seq2seq_backward_finite_differences: every gradient of small random
+//   models (tied with biases and dropout, untied without biases with pad
+//   2 and T > S) against central differences of the float loss, as
+//   chapter 5 checks the whole GPT. ReLU is left to the PyTorch fixture:
+//   its kink at 0 is sometimes within one step of a hidden unit.
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_util.h"
+#include "fixture.h"
+#include "mem.h"
+#include "optim.h"
+#include "rng.h"
+#include "seq2seq.h"
+#include "threads.h"
+
+#define FIXTURE "ch7_model.txt"
+static const char *CASES[] = {"tied", "untied"};
+enum { N_CASES = 2, STEPS = 10 };
+// gen_ch7_model.py's AdamW
+#define LR 1e-2f
+#define WD 0.1f
+static const AdamWConfig ADAMW = {0.9f, 0.95f, 1e-8f, WD};
+
+static size_t numel(const GptTensor *t) {
+    return (size_t)t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
+}
+
+static double *to_double(const float *p, size_t n) {
+    double *d = xmalloc(n * sizeof *d);
+    for (size_t i = 0; i < n; i++) d[i] = p[i];
+    return d;
+}
+
+// ---- a case of the fixture ------------------------------------------------
+
+typedef struct {
+    const char *name;
+    Seq2SeqConfig cfg;
+    float eps;
+    int B, S, T;
+    int *src, *tgt_in, *tgt_out;
+} Case;
+
+static int *fx_ids(const Fixture *f, const char *c, const char *what,
+                   int *d0, int *d1) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.%s", c, what);
+    int dims[FIXTURE_MAX_DIMS];
+    ck_assert_int_eq(fixture_dims(f, key, dims), 2);
+    *d0 = dims[0], *d1 = dims[1];
+    const float *p = fixture_get(f, key, dims, 2);
+    int *ids = xmalloc((size_t)dims[0] * dims[1] * sizeof *ids);
+    for (int i = 0; i < dims[0] * dims[1]; i++) ids[i] = (int)p[i];
+    return ids;
+}
+
+static Case load_case(const Fixture *f, const char *name) {
+    Case k = {.name = name};
+    char key[96];
+    snprintf(key, sizeof key, "%s.config", name);
+    const int s12[1] = {12};
+    const float *c = fixture_get(f, key, s12, 1);
+    k.cfg = (Seq2SeqConfig){.src_vocab = (int)c[0], .tgt_vocab = (int)c[1],
+                            .max_len = (int)c[2], .n_enc = (int)c[3],
+                            .n_dec = (int)c[4], .n_head = (int)c[5],
+                            .n_embd = (int)c[6], .n_ffn = (int)c[7],
+                            .dropout = 0.0f, .bias = c[8] != 0,
+                            .tie = c[9] != 0,
+                            .act = c[10] == 0 ? RELU : GELU_EXACT,
+                            .pad = (int)c[11]};
+    snprintf(key, sizeof key, "%s.eps", name);
+    k.eps = fixture_get(f, key, NULL, 0)[0];
+    int b, t;
+    k.src = fx_ids(f, name, "src", &k.B, &k.S);
+    k.tgt_in = fx_ids(f, name, "tgt_in", &b, &k.T);
+    ck_assert_int_eq(b, k.B);
+    k.tgt_out = fx_ids(f, name, "tgt_out", &b, &t);
+    ck_assert(b == k.B && t == k.T);
+    return k;
+}
+
+static void case_free(Case *k) {
+    free(k->src), free(k->tgt_in), free(k->tgt_out);
+}
+
+// The model of cfg with the fixture's tensors "<case>.<prefix><name>",
+// copied by name; checks that the tensors tile params exactly.
+static void load_params(Seq2Seq *m, const Fixture *f, const char *c,
+                        const char *prefix) {
+    size_t total = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        const GptTensor *t = &m->tensors[i];
+        char key[128];
+        snprintf(key, sizeof key, "%s.%s%s", c, prefix, t->name);
+        const float *p = fixture_get(f, key, t->shape, t->ndim);
+        memcpy(m->params + t->offset, p, numel(t) * sizeof(float));
+        ck_assert_msg(t->offset == total, "%s starts at %zu, not at %zu",
+                      t->name, t->offset, total);
+        ck_assert_msg(t->decay == (t->ndim == 2), "%s: decay flag",
+                      t->name);
+        total += numel(t);
+    }
+    ck_assert_uint_eq(total, m->num_params);
+}
+
+static void build(Seq2Seq *m, const Seq2SeqConfig *cfg) {
+    Error err;
+    ck_assert_msg(seq2seq_create(m, cfg, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(seq2seq_alloc_grads(m, &err), 0);
+}
+
+static void acts(Seq2SeqActs *a, const Case *k) {
+    Error err;
+    ck_assert_msg(seq2seq_acts_alloc(a, &k->cfg, k->B, k->S, k->T, &err)
+                  == 0, "%s", err.msg);
+}
+
+static SmoothedLoss forward(const Seq2Seq *m, Seq2SeqActs *a,
+                            const Case *k) {
+    SmoothedLoss l;
+    Error err;
+    ck_assert_msg(seq2seq_forward(m, a, k->src, k->tgt_in, k->tgt_out, k->B,
+                                  k->S, k->T, k->eps, false, NULL, &l, &err)
+                  == 0, "%s", err.msg);
+    return l;
+}
+
+// Whether got is within the tolerances of chapter 5's whole-model test
+// (atol relative to the largest |want|), with the message in msg.
+static bool grad_close(const char *what, const float *got, const float *want,
+                       size_t n, char *msg, size_t size) {
+    double big = 0;
+    for (size_t j = 0; j < n; j++) big = fmax(big, fabs(want[j]));
+    double *w = to_double(want, n);
+    bool ok = tensor_close(what, got, w, n, 1e-6 * big, 1e-4, msg, size);
+    free(w);
+    return ok;
+}
+
+static bool logits_close(const Seq2SeqActs *a, const Fixture *f,
+                         const Case *k, char *msg, size_t size) {
+    char key[96];
+    snprintf(key, sizeof key, "%s.logits", k->name);
+    int V = k->cfg.tgt_vocab, shape[3] = {k->B, k->T, V};
+    size_t n = (size_t)k->B * k->T * V;
+    double *want = to_double(fixture_get(f, key, shape, 3), n);
+    bool ok = tensor_close(key, seq2seq_logits(a), want, n, 1e-6, 1e-5, msg,
+                           size);
+    free(want);
+    return ok;
+}
+
+// ---- parity with PyTorch ----------------------------------------------------
+
+START_TEST(seq2seq_matches_pytorch) {
+    Fixture *f = fixture_open(FIXTURE);
+    Case k = load_case(f, CASES[_i]);
+    Seq2Seq m;
+    build(&m, &k.cfg);
+    ck_assert_int_eq(m.n_tensors, k.cfg.tie ? 1 + 12 * 2 + 2 + 20 * 2 + 2
+                                            : 3 + 6 * 1 + 1 + 10 * 2 + 1);
+    load_params(&m, f, k.name, "param.");
+    Seq2SeqActs a;
+    acts(&a, &k);
+    SmoothedLoss l = forward(&m, &a, &k);
+    char msg[512], key[128];
+    ck_assert_msg(logits_close(&a, f, &k, msg, sizeof msg), "%s", msg);
+    int n_valid = 0;
+    for (int i = 0; i < k.B * k.T; i++) n_valid += k.tgt_out[i] != k.cfg.pad;
+    ck_assert_int_eq(l.n_valid, n_valid);
+    snprintf(key, sizeof key, "%s.loss", k.name);
+    double want = fixture_get(f, key, NULL, 0)[0];
+    ck_assert_msg(fabs(l.loss - want) <= 1e-5 * want, "%s: %.9g, PyTorch "
+                  "%.9g", key, l.loss, want);
+    snprintf(key, sizeof key, "%s.nll", k.name);
+    want = fixture_get(f, key, NULL, 0)[0];
+    ck_assert_msg(fabs(l.nll - want) <= 1e-5 * want, "%s: %.9g, PyTorch "
+                  "%.9g", key, l.nll, want);
+    seq2seq_zero_grads(&m);
+    seq2seq_backward(&m, &a);
+    for (int i = 0; i < m.n_tensors; i++) {
+        const GptTensor *t = &m.tensors[i];
+        snprintf(key, sizeof key, "%s.grad.%s", k.name, t->name);
+        const float *g = fixture_get(f, key, t->shape, t->ndim);
+        ck_assert_msg(grad_close(key, m.grads + t->offset, g, numel(t), msg,
+                                 sizeof msg), "%s", msg);
+    }
+    seq2seq_acts_free(&a, &k.cfg);
+    seq2seq_free(&m);
+    case_free(&k);
+    fixture_free(f);
+}
+END_TEST
+
+// The key part of a fused attention bias: rows C..2C-1 of c_attn.bias,
+// rows 0..C-1 of cross_attn.kv_proj.bias; [*lo, *hi), or false.
+static bool key_bias(const char *name, int C, int *lo, int *hi) {
+    size_t n = strlen(name);
+    const char *qkv = "attn.c_attn.bias", *kv = "cross_attn.kv_proj.bias";
+    if (n >= strlen(qkv) && strcmp(name + n - strlen(qkv), qkv) == 0) {
+        *lo = C, *hi = 2 * C;
+        return true;
+    }
+    if (n >= strlen(kv) && strcmp(name + n - strlen(kv), kv) == 0) {
+        *lo = 0, *hi = C;
+        return true;
+    }
+    return false;
+}
+
+START_TEST(seq2seq_training_matches_pytorch) {
+    Fixture *f = fixture_open(FIXTURE);
+    Case k = load_case(f, CASES[_i]);
+    Seq2Seq m;
+    build(&m, &k.cfg);
+    load_params(&m, f, k.name, "param.");
+    Seq2SeqActs a;
+    acts(&a, &k);
+    float *mom = alloc_floats(m.num_params), *vel = alloc_floats(m.num_params);
+    char key[128], msg[512];
+    snprintf(key, sizeof key, "%s.train.loss", k.name);
+    const int s10[1] = {STEPS};
+    const float *losses = fixture_get(f, key, s10, 1);
+    for (int s = 0; s < STEPS; s++) {
+        seq2seq_zero_grads(&m);
+        SmoothedLoss l = forward(&m, &a, &k);
+        ck_assert_msg(fabs(l.loss - losses[s]) <= 1e-5 * losses[s],
+                      "%s step %d: loss %.9g, PyTorch %.9g", k.name, s + 1,
+                      l.loss, losses[s]);
+        seq2seq_backward(&m, &a);
+        for (int i = 0; i < m.n_tensors; i++) {
+            const GptTensor *t = &m.tensors[i];
+            size_t o = t->offset;
+            adamw_update(m.params + o, m.grads + o, mom + o, vel + o,
+                         numel(t), s + 1, LR, t->decay ? WD : 0.0f, &ADAMW);
+        }
+    }
+    int C = k.cfg.n_embd;
+    for (int i = 0; i < m.n_tensors; i++) {
+        const GptTensor *t = &m.tensors[i];
+        snprintf(key, sizeof key, "%s.train.param.%s", k.name, t->name);
+        const float *want = fixture_get(f, key, t->shape, t->ndim);
+        float *got = m.params + t->offset;
+        int lo, hi;
+        if (key_bias(t->name, C, &lo, &hi)) {
+            // As in chapter 6's test: the key bias gets no gradient (q.b
+            // is the same for every key of a row and the softmax cancels
+            // it), only rounding noise, which AdamW turns into steps of
+            // about lr either way. Those entries may wander 10 steps.
+            for (int j = lo; j < hi; j++) {
+                ck_assert_msg(fabsf(got[j] - want[j]) <= 2 * STEPS * LR,
+                              "%s[%d] moved too far", key, j);
+                got[j] = want[j];
+            }
+        }
+        double big = 0;
+        size_t n = numel(t);
+        for (size_t j = 0; j < n; j++) big = fmax(big, fabs(want[j]));
+        double *w = to_double(want, n);
+        ck_assert_msg(tensor_close(key, got, w, n, 1e-5 * big, 1e-4, msg,
+                                   sizeof msg), "%s", msg);
+        free(w);
+    }
+    free(mom), free(vel);
+    seq2seq_acts_free(&a, &k.cfg);
+    seq2seq_free(&m);
+    case_free(&k);
+    fixture_free(f);
+}
+END_TEST
+
+// ---- tying ------------------------------------------------------------------
+
+START_TEST(seq2seq_tied_is_three_shares) {
+    // the tied model, and the same weights untied in three equal copies
+    Fixture *f = fixture_open(FIXTURE);
+    Case k = load_case(f, "tied");
+    ck_assert(k.cfg.tie);
+    Seq2SeqConfig cu = k.cfg;
+    cu.tie = false;
+    Seq2Seq mt, mu;
+    build(&mt, &k.cfg);
+    load_params(&mt, f, k.name, "param.");
+    build(&mu, &cu);
+    for (int i = 0; i < mu.n_tensors; i++) {
+        const GptTensor *t = &mu.tensors[i];
+        char key[128];
+        bool table = strcmp(t->name, "tgt_embed.weight") == 0
+                     || strcmp(t->name, "generator.weight") == 0;
+        snprintf(key, sizeof key, "tied.param.%s",
+                 table ? "src_embed.weight" : t->name);
+        memcpy(mu.params + t->offset, fixture_get(f, key, t->shape, t->ndim),
+               numel(t) * sizeof(float));
+    }
+    Seq2SeqActs at, au;
+    acts(&at, &k);
+    acts(&au, &k);
+    forward(&mt, &at, &k);
+    forward(&mu, &au, &k);
+    size_t nl = (size_t)k.B * k.T * k.cfg.tgt_vocab;
+    char msg[512];
+    double *lt = to_double(seq2seq_logits(&at), nl);
+    ck_assert_msg(tensor_close("untied copies' logits", seq2seq_logits(&au),
+                               lt, nl, 0, 0, msg, sizeof msg), "%s", msg);
+    free(lt);
+    seq2seq_zero_grads(&mt);
+    seq2seq_backward(&mt, &at);
+    seq2seq_zero_grads(&mu);
+    seq2seq_backward(&mu, &au);
+    size_t n = (size_t)cu.src_vocab * cu.n_embd;
+    const float *want = mt.g.src_embed;
+    const float *share[3] = {mu.g.src_embed, mu.g.tgt_embed, mu.g.generator};
+    float *sum = alloc_floats(n);
+    for (size_t j = 0; j < n; j++)
+        sum[j] = share[0][j] + share[1][j] + share[2][j];
+    ck_assert_msg(grad_close("sum of the three shares", sum, want, n, msg,
+                             sizeof msg), "%s", msg);
+    for (int s = 0; s < 3; s++)
+        ck_assert_msg(!grad_close("one share", share[s], want, n, msg,
+                                  sizeof msg), "share %d alone passes", s);
+    free(sum);
+    seq2seq_acts_free(&at, &k.cfg);
+    seq2seq_acts_free(&au, &cu);
+    seq2seq_free(&mt);
+    seq2seq_free(&mu);
+    case_free(&k);
+    fixture_free(f);
+}
+END_TEST
+
+// ---- the comparisons can fail -----------------------------------------------
+
+START_TEST(seq2seq_wrong_versions_fail) {
+    Fixture *f = fixture_open(FIXTURE);
+    for (int c = 0; c < N_CASES; c++) {
+        Case k = load_case(f, CASES[c]);
+        char msg[512];
+        // (1) masks made from the wrong id (the one after pad): the
+        // pads are read and some real tokens hidden
+        Seq2SeqConfig wrong[2] = {k.cfg, k.cfg};
+        wrong[0].pad = k.cfg.pad + 1;
+        // (2) the other activation in every FFN
+        wrong[1].act = k.cfg.act == RELU ? GELU_EXACT : RELU;
+        for (int w = 0; w < 2; w++) {
+            Case kw = k;
+            kw.cfg = wrong[w];
+            Seq2Seq m;
+            build(&m, &kw.cfg);
+            load_params(&m, f, k.name, "param.");
+            Seq2SeqActs a;
+            acts(&a, &kw);
+            forward(&m, &a, &kw);
+            ck_assert_msg(!logits_close(&a, f, &kw, msg, sizeof msg),
+                          "%s: wrong version %d matches PyTorch", k.name, w);
+            seq2seq_acts_free(&a, &kw.cfg);
+            seq2seq_free(&m);
+        }
+        case_free(&k);
+    }
+    fixture_free(f);
+}
+END_TEST
+
+// ---- finite differences -----------------------------------------------------
+
+typedef struct {
+    Seq2Seq *m;
+    Seq2SeqActs *a;
+    const Case *k;
+    bool train;
+} FdCtx;
+
+static double fd_loss(void *p) {
+    FdCtx *c = p;
+    Rng r;
+    rng_seed(&r, 71);   // the same dropout masks at every evaluation
+    SmoothedLoss l;
+    Error err;
+    ck_assert_msg(seq2seq_forward(c->m, c->a, c->k->src, c->k->tgt_in,
+                                  c->k->tgt_out, c->k->B, c->k->S, c->k->T,
+                                  c->k->eps, c->train, &r, &l, &err) == 0,
+                  "%s", err.msg);
+    return l.loss;
+}
+
+// Sources and targets with pads after the end, in both.
+// tied: V 7, pad 0, B 2, S 4, T 3
+static const int FD_SRC_A[8] = {3, 5, 1, 0, 6, 2, 2, 4};
+static const int FD_IN_A[6] = {1, 4, 0, 1, 6, 5};
+static const int FD_OUT_A[6] = {4, 2, 0, 6, 5, 2};
+// untied: Vs 8, Vt 5, pad 2, B 2, S 3, T 5
+static const int FD_SRC_B[6] = {7, 0, 2, 5, 4, 1};
+static const int FD_IN_B[10] = {0, 3, 4, 1, 2, 0, 4, 2, 2, 2};
+static const int FD_OUT_B[10] = {3, 4, 1, 1, 2, 4, 1, 2, 2, 2};
+
+static Case fd_case(int which) {
+    Case k = {.eps = 0.1f};
+    if (which == 0) {
+        k.name = "tied, bias, dropout";
+        k.cfg = (Seq2SeqConfig){.src_vocab = 7, .tgt_vocab = 7, .max_len = 5,
+                                .n_enc = 1, .n_dec = 2, .n_head = 3,
+                                .n_embd = 6, .n_ffn = 7, .dropout = 0.1f,
+                                .bias = true, .tie = true,
+                                .act = GELU_EXACT, .pad = 0};
+        k.B = 2, k.S = 4, k.T = 3;
+        k.src = (int *)FD_SRC_A, k.tgt_in = (int *)FD_IN_A;
+        k.tgt_out = (int *)FD_OUT_A;
+    } else {
+        k.name = "untied, no bias, pad 2";
+        k.cfg = (Seq2SeqConfig){.src_vocab = 8, .tgt_vocab = 5, .max_len = 6,
+                                .n_enc = 2, .n_dec = 1, .n_head = 2,
+                                .n_embd = 4, .n_ffn = 6, .dropout = 0.0f,
+                                .bias = false, .tie = false,
+                                .act = GELU_TANH, .pad = 2};
+        k.B = 2, k.S = 3, k.T = 5;
+        k.src = (int *)FD_SRC_B, k.tgt_in = (int *)FD_IN_B;
+        k.tgt_out = (int *)FD_OUT_B;
+    }
+    return k;
+}
+
+// chapter 5's whole-model tolerances
+#define FD_EPS 1e-2
+#define FD_ATOL 2e-4
+#define FD_RTOL 3e-2
+
+START_TEST(seq2seq_backward_finite_differences) {
+    ThreadCounts prev = threads_set(1);   // tiny products: one thread
+    Case k = fd_case(_i);
+    Seq2Seq m;
+    build(&m, &k.cfg);
+    Rng r;
+    rng_seed(&r, 72 + _i);
+    rng_normal_fill(&r, m.params, m.num_params, 0, 0.4f);
+    Seq2SeqActs a;
+    acts(&a, &k);
+    FdCtx ctx = {&m, &a, &k, k.cfg.dropout > 0};
+    fd_loss(&ctx);
+    seq2seq_zero_grads(&m);
+    seq2seq_backward(&m, &a);
+    for (int i = 0; i < m.n_tensors; i++) {
+        const GptTensor *t = &m.tensors[i];
+        char what[128];
+        snprintf(what, sizeof what, "%s: %s", k.name, t->name);
+        ck_assert_grad(what, fd_loss, &ctx, m.params + t->offset,
+                       m.grads + t->offset, numel(t), FD_EPS, FD_ATOL,
+                       FD_RTOL);
+    }
+    // and the check can fail: the gradient of the tensor holding the
+    // largest one, 10% off
+    const GptTensor *t = &m.tensors[0];
+    float most = 0;
+    for (int i = 0; i < m.n_tensors; i++)
+        for (size_t j = 0; j < numel(&m.tensors[i]); j++)
+            if (fabsf(m.grads[m.tensors[i].offset + j]) > most)
+                most = fabsf(m.grads[m.tensors[i].offset + j]),
+                t = &m.tensors[i];
+    float *bad = alloc_floats(numel(t));
+    for (size_t j = 0; j < numel(t); j++)
+        bad[j] = 1.1f * m.grads[t->offset + j];
+    char msg[512];
+    ck_assert_msg(!grad_check("10% off", fd_loss, &ctx,
+                              m.params + t->offset, bad, numel(t), FD_EPS,
+                              FD_ATOL, FD_RTOL, msg, sizeof msg),
+                  "%s: 10%% off passes", t->name);
+    free(bad);
+    seq2seq_acts_free(&a, &k.cfg);
+    seq2seq_free(&m);
+    threads_restore(prev);
+}
+END_TEST
+
+Suite *ch7_model_suite(void) {
+    Suite *s = suite_create("ch7_model");
+    TCase *tc = tcase_new("seq2seq", "ch7");
+    tcase_add_loop_test(tc, seq2seq_matches_pytorch, 0, N_CASES);
+    tcase_add_loop_test(tc, seq2seq_training_matches_pytorch, 0, N_CASES);
+    tcase_add_test(tc, seq2seq_tied_is_three_shares);
+    tcase_add_test(tc, seq2seq_wrong_versions_fail);
+    tcase_add_loop_test(tc, seq2seq_backward_finite_differences, 0, 2);
+    suite_add_tcase(s, tc);
+    return s;
+}
