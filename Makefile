@@ -195,11 +195,14 @@ shq = $(subst ','\'',$(1))
 
 ifeq ($(EXERCISES),solutions)
 # The whole suite with the reference answers: must pass. Then the tests of
-# the grader itself, which grade broken copies of solutions/.
-check: banner data/tinyshakespeare.txt $(RUNNER) $(GRADER)
+# the grader itself, which grade broken copies of solutions/, and the
+# programs' command lines (tests/cli/test_cli.sh, a few seconds).
+CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter 1 2 3 4 5,$(CHAPTERS)))
+check: banner data/tinyshakespeare.txt $(RUNNER) $(GRADER) $(CLI_PROGRAMS)
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
+	bash tests/cli/test_cli.sh $(OBJ)
 else
 # Grading another folder: always writes a report, even when it does not build.
 check: grade
@@ -230,7 +233,8 @@ help:
 	@echo "Transformer from scratch in C. Targets:"
 	@echo "  make chN            build ./chN for chapter N (chapters here: $(CHAPTERS))"
 	@echo "  make all            build every chapter program"
-	@echo "  make check          run every test (core, chapters, exercises with solutions/)"
+	@echo "  make check          run every test (core, chapters, exercises with solutions/,"
+	@echo "                      the programs' command lines)"
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"

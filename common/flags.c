@@ -22,6 +22,15 @@ _Noreturn void flags_fail(const char *fmt, ...) {
     exit(2);
 }
 
+void flags_check_ranges(const FlagRange *ranges, int n) {
+    for (int i = 0; i < n; i++) {
+        const FlagRange *r = &ranges[i];
+        if (!(r->value >= r->lo && r->value <= r->hi))
+            flags_fail("--%s must be in [%g, %g], got %.9g", r->name, r->lo,
+                       r->hi, r->value);
+    }
+}
+
 // The variable's value as --help shows it; strings quoted, with the
 // invisible characters spelled out ("\n").
 static void format_default(char *buf, size_t size, const Flag *f) {

@@ -45,4 +45,13 @@ const char *flags_peek(int argc, char **argv, const char *name);
 _Noreturn void flags_fail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
+// After parsing: one rule for every number, its range [lo, hi], said the
+// same way by every program: "--name must be in [lo, hi], got v", exit 2.
+typedef struct {
+    const char *name;     // the flag, without the leading "--"
+    double value, lo, hi;
+} FlagRange;
+
+void flags_check_ranges(const FlagRange *ranges, int n);
+
 #endif

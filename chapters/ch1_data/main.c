@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bigram.h"
 #include "dataset.h"
@@ -18,6 +19,8 @@
 #include "utf8.h"
 #include "vocab.h"
 
+#define DEFAULT_DATA "data/tinyshakespeare.txt"
+
 // Prints text with newlines and tabs escaped, so a batch row fits a line.
 static void print_escaped(const char *s) {
     for (; *s; s++) {
@@ -26,6 +29,15 @@ static void print_escaped(const char *s) {
         else if (*s == '"' || *s == '\\') printf("\\%c", *s);
         else putchar(*s);
     }
+}
+
+// A data file that cannot be read: one line, and when the default file is
+// missing, its two usual causes (the program runs from another folder, or
+// the data was never fetched).
+static _Noreturn void die_no_data(const char *path, const char *msg) {
+    if (strcmp(path, DEFAULT_DATA) == 0 && access(path, F_OK) != 0)
+        die("%s (run from the repository root, after 'make data')", msg);
+    die("%s", msg);
 }
 
 static void print_ids_as_text(const Vocab *v, const int *ids, size_t n) {
@@ -131,7 +143,7 @@ static void show_baselines(const Corpus *c, double alpha) {
 }
 
 int main(int argc, char **argv) {
-    const char *data = "data/tinyshakespeare.txt";
+    const char *data = DEFAULT_DATA;
     const char *default_text = "To be or not to be", *text = default_text;
     int batch = 4, block = 8;
     uint64_t seed = 1337;
@@ -148,20 +160,27 @@ int main(int argc, char **argv) {
                 "Chapter 1: reads a text, builds its character vocabulary, "
                 "encodes it,\nsplits it 90/10, samples a batch and prints the "
                 "losses to beat.");
-    if (batch < 1 || batch > 64) flags_fail("--batch must be in 1..64");
-    if (block < 1 || block > 4096) flags_fail("--block must be in 1..4096");
-    if (!(alpha > 0)) flags_fail("--alpha must be > 0");
+    const FlagRange ranges[] = {
+        {"batch", batch, 1, 64}, {"block", block, 1, 4096},
+        {"alpha", alpha, 1e-30, 1e30},
+    };
+    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    if (!*data) flags_fail("--data is empty: give a text file");
 
     double t0 = time_now();
     Corpus c;
     Error err;
-    if (corpus_load(&c, data, &err) != 0)
-        die("%s%s", err.msg, strcmp(data, "data/tinyshakespeare.txt") == 0
-            ? " (run 'make data' first)" : "");
+    if (corpus_load(&c, data, &err) != 0) die_no_data(data, err.msg);
     if (c.train.n < (size_t)block + 1 || c.val.n < 2)
-        die("%s is too short for --block %d: its train split has %zu "
-            "tokens, its val split %zu (need %d and 2)", data, block,
-            c.train.n, c.val.n, block + 1);
+        flags_fail("%s is too short for --block %d: its train split has %zu "
+                   "tokens, its val split %zu (need %d and 2)", data, block,
+                   c.train.n, c.val.n, block + 1);
+    if (text != default_text) {   // a bad --text fails before any output
+        size_t n;
+        int *ids = vocab_encode_utf8(&c.vocab, text, strlen(text), &n, &err);
+        if (!ids) flags_fail("--text: %s", err.msg);
+        free(ids);
+    }
     printf("== Chapter 1: data preparation ==\n");
     show_corpus(&c, data);
     show_round_trip(&c, text, text == default_text);

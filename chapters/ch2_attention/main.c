@@ -44,7 +44,8 @@ static void layer_init(Layer *l, int B, int T, int C, int NH, bool bias,
     l->out = alloc_floats(btc);
     l->w_attn = alloc_floats((size_t)3 * C * C);
     l->w_proj = alloc_floats((size_t)C * C);
-    rng_normal_fill(rng, l->x, btc, 0.0f, 1.0f);
+    // The weights first, then the inputs, token by token: a longer T only
+    // appends tokens, so the first rows of the example do not change.
     rng_normal_fill(rng, l->w_attn, (size_t)3 * C * C, 0.0f, std);
     rng_normal_fill(rng, l->w_proj, (size_t)C * C, 0.0f, std);
     if (bias) {
@@ -53,6 +54,7 @@ static void layer_init(Layer *l, int B, int T, int C, int NH, bool bias,
         rng_normal_fill(rng, l->b_attn, (size_t)3 * C, 0.0f, 0.1f);
         rng_normal_fill(rng, l->b_proj, (size_t)C, 0.0f, 0.1f);
     }
+    rng_normal_fill(rng, l->x, btc, 0.0f, 1.0f);
 }
 
 static void layer_free(Layer *l) {
@@ -295,13 +297,32 @@ static void show_timing(int max_T, uint64_t seed) {
     threads_restore(prev);
 }
 
+// The characters of text, decoded; -1 with a message on bad UTF-8.
+static long decode_text(const char *text, uint32_t **cps, Error *err) {
+    size_t bytes = strlen(text);
+    *cps = xmalloc((bytes + 1) * sizeof **cps);
+    return utf8_decode(text, bytes, *cps, err);
+}
+
 int main(int argc, char **argv) {
+    enum { MAX_EXAMPLE = 32 };   // the grid's columns fit a terminal
+    error_set_progname(argv[0]);   // for an error before flags_parse
     const char *text = "To be or not to be";
     int T = 8, C = 32, NH = 4, pad = 0, max_T = 512;
     uint64_t seed = 1337;
+    // A --text shorter than 8 characters makes its length the default T,
+    // so that --help shows the T that will really apply.
+    const char *peek = flags_peek(argc, argv, "text");
+    if (peek) {
+        uint32_t *tmp;
+        Error ignored;   // a bad --text is reported after parsing
+        long len = decode_text(peek, &tmp, &ignored);
+        if (len >= 1 && len < T) T = (int)len;
+        free(tmp);
+    }
     Flag flags[] = {
         {"T", FLAG_INT, &T, "tokens in the example (the first T characters "
-         "of --text)"},
+         "of --text, at most 32)"},
         {"text", FLAG_STRING, &text, "the example's tokens (equal characters "
          "get equal input vectors)"},
         {"channels", FLAG_INT, &C, "channels of the example (C)"},
@@ -317,20 +338,21 @@ int main(int argc, char **argv) {
                 "example, shows why\nscores are scaled by 1/sqrt(d_k), "
                 "checks the backward pass against finite\ndifferences and "
                 "times the forward pass as the sequence grows.");
-    size_t bytes = strlen(text);
-    uint32_t *cps = xmalloc((bytes + 1) * sizeof *cps);
+    const FlagRange ranges[] = {
+        {"T", T, 1, MAX_EXAMPLE}, {"channels", C, 1, 1024},
+        {"heads", NH, 1, 1024}, {"pad", pad, 0, T}, {"max-T", max_T, 64, 4096},
+    };
+    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    uint32_t *cps;
     Error err;
-    long n = utf8_decode(text, bytes, cps, &err);
+    long n = decode_text(text, &cps, &err);
     if (n < 0) flags_fail("--text: %s", err.msg);
-    if (T < 1 || T > n || T > 32)
-        flags_fail("--T must be in 1..%ld (the length of --text, at most "
-                   "32)", n < 32 ? n : 32);
-    if (C < 1 || C > 1024) flags_fail("--channels must be in 1..1024");
-    if (NH < 1 || C % NH != 0)
+    if (n == 0) flags_fail("--text is empty: give at least one character");
+    if (T > n)
+        flags_fail("--text has %ld character%s, too few for --T %d (give a "
+                   "longer text or a smaller --T)", n, n == 1 ? "" : "s", T);
+    if (C % NH != 0)
         flags_fail("--heads must divide --channels %d, got %d", C, NH);
-    if (pad < 0 || pad > T) flags_fail("--pad must be in 0..%d", T);
-    if (max_T < 64 || max_T > 4096)
-        flags_fail("--max-T must be in 64..4096");
 
     double t0 = time_now();
     printf("== Chapter 2: attention ==\n");

@@ -372,14 +372,25 @@ static void show_timing(int max_T, uint64_t seed) {
 }
 
 int main(int argc, char **argv) {
-    int T = 3, C = 8, F = 0, max_T = 512;
+    error_set_progname(argv[0]);   // for an error before flags_parse
+    int T = 3, C = 8, F, max_T = 512;
     const char *gelu_name = "exact";
     float p = 0.0f;
     uint64_t seed = 1337;
+    // --ff defaults to 4C: read --channels first, so that --help shows the
+    // width that will really apply (a bad value is reported after parsing)
+    const char *peek = flags_peek(argc, argv, "channels");
+    if (peek) {
+        char *end;
+        long c = strtol(peek, &end, 10);
+        if (*peek && !*end && c >= 1 && c <= 1024) C = (int)c;
+    }
+    F = 4 * C;
     Flag flags[] = {
         {"T", FLAG_INT, &T, "tokens per sequence of the example (B is 2)"},
         {"channels", FLAG_INT, &C, "channels of the example (C)"},
-        {"ff", FLAG_INT, &F, "hidden width of the example (F; 0: 4C)"},
+        {"ff", FLAG_INT, &F, "hidden width of the example (F; 4C unless "
+         "given)"},
         {"gelu", FLAG_STRING, &gelu_name, "exact (erf, PyTorch's default) "
          "or tanh (GPT-2's approximation)"},
         {"dropout", FLAG_FLOAT, &p, "dropout probability of the example"},
@@ -396,15 +407,12 @@ int main(int argc, char **argv) {
     Activation act = GELU_EXACT;
     if (strcmp(gelu_name, "tanh") == 0) act = GELU_TANH;
     else if (strcmp(gelu_name, "exact") != 0)
-        flags_fail("--gelu must be exact or tanh, got %s", gelu_name);
-    if (F == 0) F = 4 * C;
-    if (T < 1 || T > 64) flags_fail("--T must be in 1..64");
-    if (C < 1 || C > 1024) flags_fail("--channels must be in 1..1024");
-    if (F < 1 || F > 16384) flags_fail("--ff must be in 1..16384 (or 0)");
-    if (!(p >= 0.0f && p < 1.0f))
-        flags_fail("--dropout must be in [0, 1), got %g", (double)p);
-    if (max_T < 64 || max_T > 2048)
-        flags_fail("--max-T must be in 64..2048");
+        flags_fail("--gelu must be exact or tanh, got '%s'", gelu_name);
+    const FlagRange ranges[] = {
+        {"T", T, 1, 64}, {"channels", C, 1, 1024}, {"ff", F, 1, 16384},
+        {"dropout", p, 0, 0.99}, {"max-T", max_T, 64, 2048},
+    };
+    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
 
     double t0 = time_now();
     printf("== Chapter 3: the feed-forward network ==\n");

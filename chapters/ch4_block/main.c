@@ -254,8 +254,9 @@ static int parse_depths(const char *text, int *out) {
         char *end;
         long v = strtol(p, &end, 10);
         if (end == p || v < 1 || v > 256 || n == MAX_DEPTHS)
-            flags_fail("--depths must be up to %d numbers in 1..256, "
-                       "separated by commas, got %s", MAX_DEPTHS, text);
+            flags_fail("--depths must be up to %d numbers, each in [1, "
+                       "256], separated by commas, got '%s'", MAX_DEPTHS,
+                       text);
         out[n++] = (int)v;
         p = end;
         if (*p == ',') p++;
@@ -281,11 +282,23 @@ int main(int argc, char **argv) {
                 "example, showing\nevery intermediate tensor, then compares "
                 "the gradients that reach the\nbottom of deep Pre-LN and "
                 "Post-LN stacks at initialisation.");
-    if (C < 1 || C > 1024) flags_fail("--channels must be in 1..1024");
-    if (NH < 1 || C % NH != 0)
+    const FlagRange ranges[] = {
+        {"channels", C, 1, 1024}, {"heads", NH, 1, 1024},
+    };
+    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    if (C % NH != 0)
         flags_fail("--heads must divide --channels (%d), got %d", C, NH);
     int depths[MAX_DEPTHS];
     int n_depths = parse_depths(depths_text, depths);
+    // The work grows as layers x C^2 (four stacks per depth): refuse what
+    // would run for minutes rather than seem to hang.
+    long layers = 0;
+    for (int k = 0; k < n_depths; k++) layers += depths[k];
+    const long budget = 1L << 22;   // the defaults use 180,224
+    if (layers * C * C > budget)
+        flags_fail("--depths '%s' at --channels %d is %ld layers of %d "
+                   "channels, too long a run: keep layers x channels^2 "
+                   "at most %ld", depths_text, C, layers, C, budget);
 
     double t0 = time_now();
     ThreadCounts prev = threads_set(1);    // tiny matrices: one thread

@@ -4,12 +4,14 @@
 //   ./ch5                                the course notes' model, untrained
 //   ./ch5 --checkpoint model.safetensors --prompt "ROMEO:" --tokens 500
 //   ./ch5 --checkpoint model.safetensors --score "some text to score"
+//   ./ch5 --checkpoint model.safetensors --sample-only --seed 7
 //   ./ch5 --save model.safetensors       write the untrained model
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "dataset.h"
@@ -21,6 +23,8 @@
 #include "rng.h"
 #include "threads.h"
 #include "utf8.h"
+
+#define DEFAULT_DATA "data/tinyshakespeare.txt"
 
 // ---- what the model is -----------------------------------------------------
 
@@ -82,16 +86,58 @@ static void print_id(int id, void *ctx) {
     fflush(stdout);
 }
 
+// ---- scoring -----------------------------------------------------------------
+
+// --score's loss: gpt_score's windows of block_size when the text is
+// longer than block_size, otherwise one window of all its characters but
+// the last (a shorter context). At least 2 characters.
+static int score_ids(const Gpt *m, const int *ids, size_t n, double *loss,
+                     Error *err) {
+    if (n < 2)
+        return error_set(err, "the text has %zu character%s; scoring needs "
+                         "at least 2", n, n == 1 ? "" : "s");
+    if (n > (size_t)m->cfg.block_size) return gpt_score(m, ids, n, loss, err);
+    int T = (int)n - 1;
+    GptActs a;
+    if (gpt_acts_alloc(&a, &m->cfg, 1, T, err) != 0) return -1;
+    float l;
+    int rc = gpt_forward(m, &a, ids, ids + 1, 1, T, false, NULL, &l, err);
+    gpt_acts_free(&a, &m->cfg);
+    *loss = l;
+    return rc;
+}
+
+// A data file that cannot be read: one line, and when the default file is
+// missing, its two usual causes (the program runs from another folder, or
+// the data was never fetched).
+static _Noreturn void die_no_data(const char *path, const char *msg) {
+    if (strcmp(path, DEFAULT_DATA) == 0 && access(path, F_OK) != 0)
+        die("%s (run from the repository root, after 'make data')", msg);
+    die("%s", msg);
+}
+
+// --threads past this machine's cores only slows it down: capped, and said.
+static int cap_threads(int threads) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores >= 1 && threads > cores) {
+        fprintf(stderr, "%s: note: --threads %d, but this machine has %ld "
+                "core%s: using %ld\n", error_progname(), threads, cores,
+                cores == 1 ? "" : "s", cores);
+        return (int)cores;
+    }
+    return threads;
+}
+
 // ---- main ------------------------------------------------------------------
 
 int main(int argc, char **argv) {
-    const char *data = "data/tinyshakespeare.txt", *checkpoint = "";
+    const char *data = DEFAULT_DATA, *checkpoint = "";
     const char *save = "", *prompt = "\n", *score = "", *window = "slide";
-    const char *positional = "learned";
+    const char *score_file = "", *positional = "learned";
     int tokens = 200, top_k = 0, layers = 4, heads = 4, embd = 128;
     int block = 128, threads = 1;
     float temperature = 1.0f, top_p = 1.0f, dropout = 0.1f;
-    bool no_cache = false, bias = false;
+    bool no_cache = false, bias = false, sample_only = false;
     uint64_t seed = 1337;
     Flag flags[] = {
         {"checkpoint", FLAG_STRING, &checkpoint,
@@ -110,10 +156,17 @@ int main(int argc, char **argv) {
          "generate without the KV cache (nanoGPT's way)"},
         {"window", FLAG_STRING, &window,
          "past block_size: slide (halve the context) or exact (nanoGPT)"},
+        {"sample-only", FLAG_BOOL, &sample_only,
+         "print only the prompt and its continuation (no model report, no "
+         "speed comparison)"},
         {"score", FLAG_STRING, &score,
-         "print 'loss <value>': mean cross-entropy of this text"},
+         "print 'loss <value>': mean cross-entropy of this text (at least "
+         "2 characters)"},
+        {"score-file", FLAG_STRING, &score_file,
+         "as --score, for the text of this file"},
         {"save", FLAG_STRING, &save, "write the model to this safetensors file"},
-        {"threads", FLAG_INT, &threads, "threads for OpenMP and OpenBLAS"},
+        {"threads", FLAG_INT, &threads,
+         "threads for OpenMP and OpenBLAS (at most the machine's cores)"},
         {"layers", FLAG_INT, &layers, "untrained model: n_layer"},
         {"heads", FLAG_INT, &heads, "untrained model: n_head"},
         {"embd", FLAG_INT, &embd, "untrained model: n_embd"},
@@ -126,8 +179,28 @@ int main(int argc, char **argv) {
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 5: the whole GPT - parameters, checkpoints, "
                 "generation with a KV cache.");
-    if (tokens < 0) flags_fail("--tokens must be >= 0, got %d", tokens);
-    if (threads < 1) flags_fail("--threads must be >= 1, got %d", threads);
+    // one rule for every number: its range, said the same way
+    const FlagRange ranges[] = {
+        {"tokens", tokens, 0, 100000}, {"temperature", temperature, 0, 1e30},
+        {"top-k", top_k, 0, 1e9}, {"top-p", top_p, 1e-30, 1},
+        {"threads", threads, 1, 1e9}, {"layers", layers, 1, 4096},
+        {"heads", heads, 1, 65536}, {"embd", embd, 1, 65536},
+        {"block", block, 1, 1 << 20}, {"dropout", dropout, 0, 0.99},
+    };
+    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    // a path or text flag given as '' would otherwise be silently ignored
+    const struct { const char *name; const char *const *value; } texts[] = {
+        {"checkpoint", &checkpoint}, {"data", &data}, {"prompt", &prompt},
+        {"score", &score}, {"score-file", &score_file}, {"save", &save},
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (flags_given(texts[i].value) && !**texts[i].value)
+            flags_fail("--%s is empty", texts[i].name);
+    bool scoring = *score || *score_file;
+    if (*score && *score_file)
+        flags_fail("--score and --score-file: give one text to score");
+    if (scoring && sample_only)
+        flags_fail("--sample-only samples; it does not go with --score");
     WindowPolicy policy = WINDOW_SLIDE;
     if (strcmp(window, "exact") == 0) policy = WINDOW_EXACT;
     else if (strcmp(window, "slide") != 0)
@@ -138,7 +211,7 @@ int main(int argc, char **argv) {
     Error err;
     if (sample_options_check(&opt.sample, &err) != 0)
         flags_fail("%s", err.msg);
-    threads_set(threads);
+    threads_set(cap_threads(threads));
 
     // the model: loaded, or new with the vocabulary of the data
     Gpt m;
@@ -153,7 +226,7 @@ int main(int argc, char **argv) {
         source = label;
     } else {
         Corpus corpus;
-        if (corpus_load(&corpus, data, &err) != 0) die("%s", err.msg);
+        if (corpus_load(&corpus, data, &err) != 0) die_no_data(data, err.msg);
         vocab.size = corpus.vocab.size;
         vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
         memcpy(vocab.chars, corpus.vocab.chars,
@@ -165,13 +238,17 @@ int main(int argc, char **argv) {
         if (pos_kind_parse(positional, &cfg.positional) != 0)
             flags_fail("--positional must be learned or sinusoidal, got "
                        "'%s'", positional);
+        if (gpt_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
+        if (mem_check(gpt_param_count(&cfg), "the model", "use a smaller "
+                      "--layers, --embd or --block", &err) != 0)
+            flags_fail("%s", err.msg);
         if (gpt_create(&m, &cfg, &err) != 0) flags_fail("%s", err.msg);
         Rng rng;
         rng_seed(&rng, seed);
         gpt_init(&m, &rng);
         // the untrained model's loss on the start of the corpus
         size_t n = 16 * (size_t)block + 1;
-        if (!*score && corpus.n >= n
+        if (!scoring && !sample_only && corpus.n >= n
             && gpt_score(&m, corpus.ids, n, &untrained_loss, &err) != 0)
             die("%s", err.msg);
         corpus_free(&corpus);
@@ -181,22 +258,35 @@ int main(int argc, char **argv) {
         source = label;
     }
 
-    if (*score) {
+    if (scoring) {
+        const char *flag = *score ? "--score" : "--score-file";
+        char *file_text = NULL;
+        size_t bytes;
+        if (*score_file) {
+            file_text = read_file(score_file, &bytes, &err);
+            if (!file_text) die("%s", err.msg);
+        } else {
+            bytes = strlen(score);
+        }
         size_t n;
-        int *ids = vocab_encode_utf8(&vocab, score, strlen(score), &n, &err);
+        int *ids = vocab_encode_utf8(&vocab, file_text ? file_text : score,
+                                     bytes, &n, &err);
         double loss = 0;
-        if (!ids || gpt_score(&m, ids, n, &loss, &err) != 0)
-            die("--score: %s", err.msg);
+        if (!ids || score_ids(&m, ids, n, &loss, &err) != 0)
+            flags_fail("%s: %s", flag, err.msg);
         printf("loss %.6f\n", loss);
         free(ids);
+        free(file_text);
     } else {
         size_t n_prompt;
         int *ids = vocab_encode_utf8(&vocab, prompt, strlen(prompt),
                                      &n_prompt, &err);
-        if (!ids) die("--prompt: %s", err.msg);
-        if (n_prompt == 0) die("--prompt: give at least one character");
-        show_config(&m.cfg, source);
-        show_params(&m);
+        if (!ids) flags_fail("--prompt: %s", err.msg);
+        if (!sample_only) {
+            printf("== Chapter 5: the whole GPT ==\n");
+            show_config(&m.cfg, source);
+            show_params(&m);
+        }
         if (untrained_loss >= 0)
             printf("loss        %.4f on the first %d characters of %s; a "
                    "uniform guess scores ln %d = %.4f: the small init makes "
@@ -205,22 +295,29 @@ int main(int argc, char **argv) {
                    log((double)m.cfg.vocab_size));
         size_t room = n_prompt + (size_t)tokens;
         ids = xrealloc(ids, room * sizeof *ids);
-        printf("sample      %d characters, temperature %g, top-k %d, top-p "
-               "%g, seed %llu, %s\n", tokens, temperature, top_k, top_p,
-               (unsigned long long)seed,
-               no_cache ? "no KV cache" : "KV cache");
-        printf("----\n%s", prompt);
+        if (!sample_only) {
+            printf("sample      %d characters, temperature %g, top-k %d, "
+                   "top-p %g, seed %llu, %s\n", tokens, temperature, top_k,
+                   top_p, (unsigned long long)seed,
+                   no_cache ? "no KV cache" : "KV cache");
+            printf("----\n");
+        }
+        printf("%s", prompt);
         Printer pr = {&vocab, true};
         GenStats st;
         if (generate(&m, ids, (int)n_prompt, ids, &opt, print_id, &pr, &st,
                      &err) != 0)
             die("%s", err.msg);
-        printf("\n----\n");
-        printf("speed       %d tokens in %.3f s: %.0f tokens/s (%d full "
-               "passes over the context, %s window)\n", st.tokens,
-               st.seconds, st.tokens / (st.seconds > 0 ? st.seconds : 1e-9),
-               st.prefills, window);
-        if (!no_cache && tokens > 0 && tokens <= 1000) {
+        printf("\n");
+        if (!sample_only) {
+            printf("----\n");
+            printf("speed       %d tokens in %.3f s: %.0f tokens/s (%d full "
+                   "passes over the context, %s window)\n", st.tokens,
+                   st.seconds,
+                   st.tokens / (st.seconds > 0 ? st.seconds : 1e-9),
+                   st.prefills, window);
+        }
+        if (!sample_only && !no_cache && tokens > 0 && tokens <= 1000) {
             // the same generation the naive way, for the comparison
             opt.use_cache = false;
             int *again = xmalloc(room * sizeof *again);

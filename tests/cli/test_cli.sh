@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# test_cli.sh - the chapter programs' command lines: bad flags give one
+# error line and exit status 2, defaults shown by --help are real, and the
+# behaviours the flags promise (ch2's causality, ch5's scoring and
+# sampling) hold. Run by `make check` from the repository root:
+#
+#   bash tests/cli/test_cli.sh [folder holding ch1 .. ch5]   (default: .)
+#
+# A few seconds: no program runs its full report except ch2 at --max-T 64.
+set -u
+BIN=$(cd "${1:-.}" && pwd)
+ROOT=$(pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fails=0 runs=0
+
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# expect STATUS TEXT PROG ARGS...: runs $BIN/PROG ARGS, checks the exit
+# status and that stdout + stderr hold TEXT (empty TEXT: anything).
+# On a status of 2, stderr must be exactly one line.
+expect() {
+    local want=$1 text=$2 prog=$3
+    shift 3
+    runs=$((runs + 1))
+    "$BIN/$prog" "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ "$rc" != "$want" ]; then
+        fail "$prog $*: exit status $rc, expected $want"
+        sed 's/^/    /' "$TMP/err" >&2
+        return
+    fi
+    if [ -n "$text" ] && ! grep -qF -- "$text" "$TMP/out" "$TMP/err"; then
+        fail "$prog $*: output lacks '$text'"
+        sed 's/^/    /' "$TMP/err" >&2
+    fi
+    if [ "$want" = 2 ] && [ "$(wc -l <"$TMP/err")" != 1 ]; then
+        fail "$prog $*: expected one error line, got:"
+        sed 's/^/    /' "$TMP/err" >&2
+    fi
+    if [ "$want" = 2 ] && [ -s "$TMP/out" ]; then
+        fail "$prog $*: printed a report before its usage error"
+    fi
+}
+
+# --help: every flag with its default, never a sentinel
+for p in ch1 ch2 ch3 ch4 ch5; do
+    expect 0 "(default: " $p --help
+    if grep -qE 'default: -|\(default: \)' "$TMP/out"; then
+        fail "$p --help shows a sentinel or empty default"
+    fi
+    expect 2 "unknown flag '--bogus'" $p --bogus
+    expect 2 "integer, got 'x'" $p --seed x
+done
+
+# ch1
+expect 2 "--batch must be in [1, 64], got 0" ch1 --batch 0
+expect 2 "--block must be in [1, 4096], got 5000" ch1 --block 5000
+expect 2 "--alpha must be in [" ch1 --alpha 0
+expect 2 "--data is empty" ch1 --data ''
+expect 2 "--text: character" ch1 --text 'é'
+printf 'abcdefghij' >"$TMP/short.txt"
+expect 2 "too short for --block 16" ch1 --data "$TMP/short.txt" --block 16
+expect 1 "cannot open $TMP/none.txt" ch1 --data "$TMP/none.txt"
+(cd "$TMP" && expect 1 "make data" ch1)
+
+# ch2: the text is blamed, not a --T the user did not give
+expect 2 "--text is empty" ch2 --text ''
+grep -qF -- "--T" "$TMP/err" && fail "ch2 --text '': blames --T"
+expect 2 "--text has 2 characters, too few for --T 3" ch2 --text ab --T 3
+expect 2 "--T must be in [1, 32], got 40" ch2 --T 40
+expect 2 "--pad must be in [0, 8], got 9" ch2 --pad 9
+expect 2 "--max-T must be in [64, 4096], got 8192" ch2 --max-T 8192
+expect 2 "--heads must divide --channels 32, got 5" ch2 --heads 5
+expect 0 "(default: 3)" ch2 --text abc --help
+# causality: with --T 8 the first 4 rows are those of --T 4, extended
+# (a --text of 4 characters makes 4 the default T)
+expect 0 "T=4 C=32" ch2 --text 'To b' --max-T 64
+sed -n '4,7p' "$TMP/out" >"$TMP/t4"
+expect 0 "T=8" ch2 --T 8 --max-T 64
+sed -n '4,7p' "$TMP/out" | cut -c1-"$(head -n 1 "$TMP/t4" | wc -c | \
+    awk '{print $1 - 1}')" >"$TMP/t8"
+if [ "$(wc -l <"$TMP/t4")" != 4 ] || ! cmp -s "$TMP/t4" "$TMP/t8"; then
+    fail "ch2: the first rows of --T 4 and --T 8 differ"
+    diff "$TMP/t4" "$TMP/t8" >&2
+fi
+
+# ch3: --ff's default is 4C, a number; 0 is no sentinel
+expect 0 "(default: 32)" ch3 --help
+expect 0 "(default: 64)" ch3 --channels 16 --help
+expect 2 "--ff must be in [1, 16384], got 0" ch3 --ff 0
+expect 2 "--dropout must be in [0, 0.99], got 1" ch3 --dropout 1
+expect 2 "--gelu must be exact or tanh, got ''" ch3 --gelu ''
+expect 2 "--T must be in [1, 64], got 0" ch3 --T 0
+
+# ch4
+expect 2 "--channels must be in [1, 1024], got 0" ch4 --channels 0
+expect 2 "--heads must divide --channels (64), got 3" ch4 --heads 3
+expect 2 "--depths is empty" ch4 --depths ''
+expect 2 "each in [1, 256]" ch4 --depths 300
+expect 2 "too long a run" ch4 --depths 256,256,256,256,256,256,256,256
+
+# ch5: flags
+expect 2 "--score is empty" ch5 --score ''
+expect 2 "--save is empty" ch5 --save ''
+expect 2 "--checkpoint is empty" ch5 --checkpoint ''
+expect 2 "--score-file is empty" ch5 --score-file ''
+expect 2 "--prompt is empty" ch5 --prompt ''
+expect 2 "--prompt: character" ch5 --prompt 'é'
+expect 2 "--tokens must be in [0, 100000], got 1000000" ch5 --tokens 1000000
+expect 2 "--top-p must be in [" ch5 --top-p 0
+expect 2 "--layers must be in [1, 4096], got 0" ch5 --layers 0
+expect 2 "--dropout must be in [0, 0.99], got 1" ch5 --dropout 1
+expect 2 "--bias expects 0 or 1, got '2'" ch5 --bias=2
+expect 2 "--window must be slide or exact" ch5 --window wide
+expect 2 "needs" ch5 --embd 4096 --layers 400
+expect 2 "give one text" ch5 --score ab --score-file "$TMP/short.txt"
+expect 1 "cannot open $TMP/none.txt" ch5 --score-file "$TMP/none.txt"
+(cd "$TMP" && expect 1 "make data" ch5)
+# a thread count past the machine's cores is capped, and said
+expect 0 "using" ch5 --threads 100000 --sample-only --tokens 1
+# ch5: scoring any text of 2 characters or more, from a flag or a file
+expect 2 "scoring needs at least 2" ch5 --score a
+expect 0 "loss " ch5 --score ab
+expect 0 "loss " ch5 --score abcdefghij
+cp "$TMP/out" "$TMP/score_text"
+expect 0 "loss " ch5 --score-file "$TMP/short.txt"
+cmp -s "$TMP/out" "$TMP/score_text" || \
+    fail "ch5: --score-file and --score of the same text differ"
+head -c 300 "$ROOT/data/tinyshakespeare.txt" >"$TMP/long.txt"
+expect 0 "loss " ch5 --score-file "$TMP/long.txt"
+# ch5: the report has the chapter header; --sample-only only the sample
+expect 0 "== Chapter 5: the whole GPT ==" ch5 --tokens 1
+expect 0 "ROMEO:" ch5 --sample-only --tokens 20 --prompt ROMEO:
+if grep -qE '^(== |model|parameters|sample|speed|----)' "$TMP/out" \
+   || [ "$(head -c 6 "$TMP/out")" != "ROMEO:" ]; then
+    fail "ch5 --sample-only printed more than the sample"
+fi
+
+echo "cli: $runs runs, $fails failure$([ $fails = 1 ] || echo s)"
+[ "$fails" = 0 ]
