@@ -160,7 +160,7 @@ static void parse_flags(Options *o, int argc, char **argv) {
     if (flags_given(&t->steps) && !flags_given(&t->decay_steps))
         t->decay_steps = t->steps;   // a shorter run ends its cosine too
     // one rule for every number: its range, said the same way
-    const struct { const char *name; double v, lo, hi; } range[] = {
+    const FlagRange range[] = {
         {"layers", o->layers, 1, 1e9}, {"heads", o->heads, 1, 1e9},
         {"embd", o->embd, 1, 1e9}, {"block", o->block, 1, 1e9},
         {"bias", o->bias, 0, 1}, {"dropout", o->dropout, 0, 0.99},
@@ -177,10 +177,7 @@ static void parse_flags(Options *o, int argc, char **argv) {
         {"print-every", o->print_every, 1, 1e9},
         {"stop-at-val", o->stop_at_val, 0, 1e30},
     };
-    for (size_t i = 0; i < sizeof range / sizeof range[0]; i++)
-        if (!(range[i].v >= range[i].lo && range[i].v <= range[i].hi))
-            flags_fail("--%s must be in [%g, %g], got %g", range[i].name,
-                       range[i].lo, range[i].hi, range[i].v);
+    flags_check_ranges(range, sizeof range / sizeof range[0]);
     if (*o->resume) {
         // The saved run fixes the model, the optimiser and the schedule;
         // a flag that would change them is an error, not silently ignored.

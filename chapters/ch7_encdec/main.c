@@ -29,7 +29,8 @@ typedef struct {
     int symbols, min_len, max_len;
     int embd, layers, heads, ffn;
     float dropout, smoothing;
-    int held_out, eval_every, print_every, show, beam, threads, head;
+    int held_out, eval_every, print_every, show, beam, threads;
+    const char *head;   // "mean", or a head's number
     float alpha;
     bool until_perfect, quiet;
 } Options;
@@ -61,8 +62,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"beam", FLAG_INT, &o->beam, "beam width of the beam search"},
         {"alpha", FLAG_FLOAT, &o->alpha, "length normalisation: score = "
          "log P / length^alpha"},
-        {"head", FLAG_INT, &o->head, "cross-attention head drawn (default: "
-         "the mean of all heads)"},
+        {"head", FLAG_STRING, &o->head, "the cross-attention drawn: 'mean' "
+         "of the heads, or one head's number"},
         {"seed", FLAG_U64, &t->seed, "initialisation, data and dropout"},
         {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
@@ -76,7 +77,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
     if (task_kind_parse(o->task, &task->kind) != 0)
         flags_fail("--task must be copy, reverse or sort, got '%s'",
                    o->task);
-    const struct { const char *name; double v, lo, hi; } range[] = {
+    if (!flags_given(&o->show) && o->show > o->held_out)
+        o->show = o->held_out;
+    const FlagRange range[] = {
         {"symbols", o->symbols, 1, 26}, {"min-len", o->min_len, 1, 200},
         {"max-len", o->max_len, o->min_len, 200},
         {"embd", o->embd, 1, 4096}, {"layers", o->layers, 1, 64},
@@ -88,33 +91,63 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"eval-every", o->eval_every, 1, 1e7},
         {"held-out", o->held_out, 1, 100000},
         {"show", o->show, 0, o->held_out}, {"beam", o->beam, 1, 64},
-        {"alpha", o->alpha, 0, 2}, {"head", o->head, 0, o->heads - 1},
+        {"alpha", o->alpha, 0, 2},
         {"threads", o->threads, 0, 1024},
         {"print-every", o->print_every, 1, 1e7},
     };
-    for (size_t i = 0; i < sizeof range / sizeof range[0]; i++)
-        if (!(range[i].v >= range[i].lo && range[i].v <= range[i].hi))
-            flags_fail("--%s must be in [%g, %g], got %g", range[i].name,
-                       range[i].lo, range[i].hi, range[i].v);
+    flags_check_ranges(range, sizeof range / sizeof range[0]);
+    char *end;
+    long h = strtol(o->head, &end, 10);
+    if (strcmp(o->head, "mean") != 0
+        && (*o->head == 0 || *end != 0 || h < 0 || h >= o->heads))
+        flags_fail("--head must be 'mean' or a head from 0 to %d, got '%s'",
+                   o->heads - 1, o->head);
     if (o->embd % o->heads != 0)
         flags_fail("--embd %d does not split into --heads %d", o->embd,
                    o->heads);
     task->symbols = o->symbols;
     task->min_len = o->min_len;
     task->max_len = o->max_len;
+    // training never draws a held-out string, so most must be left over
+    double strings = 0, k = 1;
+    for (int n = 1; n <= o->max_len && strings < 1e9; n++) {
+        k *= o->symbols;
+        if (n >= o->min_len) strings += k;
+    }
+    if (strings < 4.0 * o->held_out)
+        flags_fail("%.0f possible strings are too few for %d held out "
+                   "(want 4 times as many): lower --held-out or allow "
+                   "more --symbols or longer strings", strings, o->held_out);
     t->decay_steps = t->steps;
     t->min_lr = t->lr / 10;
 }
 
 // ---- the data --------------------------------------------------------------
 
-// Training draws fresh random examples at every step.
+// Training draws fresh random examples at every step, never one of the
+// held-out set: a string drawn that is one of them is drawn again.
+typedef struct {
+    const Task *task;
+    const TaskSet *held;
+} TrainData;
+
+static bool held_out(const TaskSet *held, const int *src) {
+    for (int i = 0; i < held->n; i++)
+        if (memcmp(held->src + (size_t)i * held->S, src,
+                   (size_t)held->S * sizeof *src) == 0)
+            return true;
+    return false;
+}
+
 static int fill_random(const void *self, Rng *rng, int *src, int *tgt_in,
                        int *tgt_out, int B, int S, int T, Error *err) {
+    const TrainData *d = self;
     (void)err;
     for (int b = 0; b < B; b++)
-        task_example(self, rng, src + (size_t)b * S, tgt_in + (size_t)b * T,
-                     tgt_out + (size_t)b * T);
+        do
+            task_example(d->task, rng, src + (size_t)b * S,
+                         tgt_in + (size_t)b * T, tgt_out + (size_t)b * T);
+        while (held_out(d->held, src + (size_t)b * S));
     return 0;
 }
 
@@ -258,13 +291,13 @@ static void show_examples(const Seq2Seq *m, const Task *task,
 
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);
-    Options o = {.task = "reverse", .symbols = 10, .min_len = 4,
-                 .max_len = 10, .embd = 64, .layers = 2, .heads = 4,
-                 .ffn = 256, .dropout = 0, .smoothing = 0.1f,
-                 .held_out = 200, .eval_every = 100, .print_every = 50,
-                 .show = 4, .beam = 4, .threads = 0, .head = 0,
+    Options o = {.task = "reverse", .symbols = 10, .min_len = 3,
+                 .max_len = 8, .embd = 32, .layers = 2, .heads = 4,
+                 .ffn = 128, .dropout = 0, .smoothing = 0.1f,
+                 .held_out = 200, .eval_every = 50, .print_every = 50,
+                 .show = 4, .beam = 4, .threads = 0, .head = "mean",
                  .alpha = 1.0f, .until_perfect = true};
-    TrainConfig tc = {.batch = 64, .steps = 2000, .lr = 3e-3f,
+    TrainConfig tc = {.batch = 64, .steps = 600, .lr = 3e-3f,
                       .warmup = 100,
                       .adamw = {0.9f, 0.98f, 1e-9f, 0.01f},
                       .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 1,
@@ -299,9 +332,10 @@ int main(int argc, char **argv) {
         die("%s", err.msg);
     TrainModel tm = seq2seq_train_model(&g);
     if (trainer_init(&tr, &tm, &tc, &err) != 0) die("%s", err.msg);
-    PairSource source = {&task, fill_random};
     TaskSet held;
     task_set_make(&held, &task, o.held_out, tc.seed + 1);
+    TrainData data = {&task, &held};
+    PairSource source = {&data, fill_random};
 
     DecodeConfig dc = decode_config_default();
     dc.beam = o.beam, dc.alpha = o.alpha;
@@ -348,7 +382,7 @@ int main(int argc, char **argv) {
     {
         int want[200], n = task_answer(&task, held.src, want);
         show_heatmap(&g.model, &task, held.src, want, n,
-                     flags_given(&o.head) ? o.head : -1, &err);
+                     strcmp(o.head, "mean") == 0 ? -1 : atoi(o.head), &err);
     }
     free(out);
     free(len);
