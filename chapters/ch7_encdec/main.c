@@ -221,8 +221,8 @@ static void show_heatmap(const Seq2Seq *m, const Task *task, const int *src,
     const char *shades = " .:-=+*#%@";
     int cols = 0;
     while (cols < S && src[cols] != TOK_PAD) cols++;
-    printf("Cross-attention of the last decoder layer (%s), one row per "
-           "output token:\n", head < 0 ? "mean of the heads" : "one head");
+    printf("Cross-attention in the last decoder layer (%s),\none row per "
+           "output token:\n", head < 0 ? "the mean of the heads" : "one head");
     printf("      ");
     task_print(stdout, src, cols, 1);
     printf("   (source)\n");
@@ -276,8 +276,8 @@ static void show_examples(const Seq2Seq *m, const Task *task,
             bool right = done[i] && len[i] == n
                          && memcmp(out + (size_t)i * T, want,
                                    (size_t)n * sizeof *want) == 0;
-            printf("%*s%s", task->max_len + 2 - len[i], "",
-                   right ? "" : "(wrong)");
+            if (!right)
+                printf("%*s(wrong)", task->max_len + 2 - len[i], "");
             printf("\n");
         }
         printf("\n");
