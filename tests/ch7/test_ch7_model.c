@@ -503,6 +503,90 @@ START_TEST(seq2seq_backward_finite_differences) {
 }
 END_TEST
 
+// ---- the masks, through the whole model ------------------------------------
+
+// A padded source token changes no logit (bit for bit), and target token
+// t+1 changes no logit at positions up to t. Catches an encoder or a
+// cross-attention that ignores the source mask, a decoder self-attention
+// that is not causal, and masks made from the wrong sequence.
+START_TEST(seq2seq_masks_hold_through_the_model) {
+    enum { B = 2, S = 6, T = 5, V = 9 };
+    Seq2SeqConfig cfg = seq2seq_config_default(V, 8);
+    cfg.n_embd = 8, cfg.n_head = 2, cfg.n_ffn = 12;
+    Seq2Seq m;
+    Error err;
+    ck_assert_int_eq(seq2seq_create(&m, &cfg, &err), 0);
+    Rng r;
+    rng_seed(&r, 77);
+    seq2seq_init(&m, &r);
+    Seq2SeqActs a;
+    ck_assert_int_eq(seq2seq_acts_alloc(&a, &cfg, B, S, T, &err), 0);
+    const int src[B * S] = {3, 4, 5, 6, 0, 0, 7, 8, 3, 0, 0, 0};
+    const int tin[B * T] = {1, 5, 6, 7, 8, 1, 3, 4, 0, 0};
+    size_t nl = (size_t)B * T * V;
+    float *base = xmalloc(nl * sizeof *base);
+    ck_assert_int_eq(seq2seq_forward(&m, &a, src, tin, NULL, B, S, T, 0,
+                                     false, NULL, NULL, &err), 0);
+    memcpy(base, seq2seq_logits(&a), nl * sizeof *base);
+    int src2[B * S], tin2[B * T];
+    memcpy(src2, src, sizeof src);
+    memcpy(tin2, tin, sizeof tin);
+    // 1. a padded token is the pad id, so all it carries is the pad id's
+    // embedding row: change that row, and no logit of a real target
+    // position moves (but the pad class's own logit, since the tied
+    // generator holds the same row)
+    float *pad_row = m.w.src_embed + (size_t)cfg.pad * cfg.n_embd;
+    float keep = pad_row[0];
+    pad_row[0] += 3.0f;
+    ck_assert_int_eq(seq2seq_forward(&m, &a, src, tin, NULL, B, S, T, 0,
+                                     false, NULL, NULL, &err), 0);
+    const float *lg = seq2seq_logits(&a);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            if (tin[b * T + t] != cfg.pad)   // rows that read real tokens
+                for (int v = 1; v < V; v++) {
+                    size_t i = ((size_t)b * T + t) * V + v;
+                    ck_assert_msg(lg[i] == base[i], "the pad row's "
+                                  "embedding reached logit [%d,%d,%d]", b, t,
+                                  v);
+                }
+    pad_row[0] = keep;
+    // 2. causality: change target token t+1, positions <= t keep their
+    // logits exactly
+    for (int t = 0; t + 1 < T; t++) {
+        memcpy(tin2, tin, sizeof tin);
+        tin2[t + 1] = tin2[t + 1] == 5 ? 6 : 5;
+        ck_assert_int_eq(seq2seq_forward(&m, &a, src2, tin2, NULL, B, S, T,
+                                         0, false, NULL, NULL, &err), 0);
+        lg = seq2seq_logits(&a);
+        for (int u = 0; u <= t; u++)
+            for (int v = 0; v < V; v++) {
+                size_t i = (size_t)u * V + v;   // sentence 0
+                ck_assert_msg(lg[i] == base[i], "target token %d changed "
+                              "the logits of position %d", t + 1, u);
+            }
+        int changed = 0;
+        for (int v = 0; v < V; v++)
+            changed += lg[(size_t)(t + 1) * V + v] != base[(size_t)(t + 1)
+                                                          * V + v];
+        ck_assert_msg(changed > 0, "token %d changed nothing at its own "
+                      "position", t + 1);
+    }
+    // 3. the source reaches the decoder: a real source token changes the
+    // logits of its sentence, and of no other
+    src2[1] = 8;
+    ck_assert_int_eq(seq2seq_forward(&m, &a, src2, tin, NULL, B, S, T, 0,
+                                     false, NULL, NULL, &err), 0);
+    lg = seq2seq_logits(&a);
+    ck_assert(memcmp(lg, base, (size_t)T * V * sizeof *lg) != 0);
+    ck_assert(memcmp(lg + (size_t)T * V, base + (size_t)T * V,
+                     (size_t)T * V * sizeof *lg) == 0);
+    free(base);
+    seq2seq_acts_free(&a, &cfg);
+    seq2seq_free(&m);
+}
+END_TEST
+
 Suite *ch7_model_suite(void) {
     Suite *s = suite_create("ch7_model");
     TCase *tc = tcase_new("seq2seq", "ch7");
@@ -510,6 +594,7 @@ Suite *ch7_model_suite(void) {
     tcase_add_loop_test(tc, seq2seq_training_matches_pytorch, 0, N_CASES);
     tcase_add_test(tc, seq2seq_tied_is_three_shares);
     tcase_add_test(tc, seq2seq_wrong_versions_fail);
+    tcase_add_test(tc, seq2seq_masks_hold_through_the_model);
     tcase_add_loop_test(tc, seq2seq_backward_finite_differences, 0, 2);
     suite_add_tcase(s, tc);
     return s;
