@@ -304,8 +304,19 @@ int main(int argc, char **argv) {
                       .seed = 1337};
     Task task;
     parse_flags(argc, argv, &o, &tc, &task);
-    Error err;
     if (o.threads > 0) threads_set(o.threads);
+
+    int S = task_src_len(&task), T = task_tgt_len(&task);
+    Seq2SeqConfig cfg = seq2seq_config_default(task_vocab(&task), T);
+    cfg.n_embd = o.embd, cfg.n_enc = cfg.n_dec = o.layers;
+    cfg.n_head = o.heads, cfg.n_ffn = o.ffn, cfg.dropout = o.dropout;
+    Error err;
+    if (seq2seq_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
+    size_t floats = seq2seq_train_floats(&cfg, tc.batch, S, T)
+                    + seq2seq_state_floats(&cfg, o.held_out, S, T, 1);
+    if (mem_check(floats, "training", "lower --embd, --ffn, --layers, "
+                  "--batch or --max-len", &err) != 0)
+        flags_fail("%s", err.msg);
 
     printf("== Chapter 7: the encoder-decoder Transformer ==\n\n");
     printf("Task: %s strings of %d to %d letters from an alphabet of %d.\n\n",
@@ -313,18 +324,15 @@ int main(int argc, char **argv) {
            task.symbols);
     show_masks(&task, tc.seed);
 
-    int S = task_src_len(&task), T = task_tgt_len(&task);
-    Seq2SeqConfig cfg = seq2seq_config_default(task_vocab(&task), T);
-    cfg.n_embd = o.embd, cfg.n_enc = cfg.n_dec = o.layers;
-    cfg.n_head = o.heads, cfg.n_ffn = o.ffn, cfg.dropout = o.dropout;
     Seq2Seq m;
     Rng r;
     rng_seed(&r, tc.seed);
     if (seq2seq_create(&m, &cfg, &err) != 0) die("%s", err.msg);
     seq2seq_init(&m, &r);
     printf("Model: d_model %d, %d + %d layers, %d heads, FFN %d (ReLU), "
-           "tied embeddings:\n%zu parameters.\n\n", cfg.n_embd, cfg.n_enc,
-           cfg.n_dec, cfg.n_head, cfg.n_ffn, m.num_params);
+           "tied embeddings:\n%zu parameters; %.1f MiB for training.\n\n",
+           cfg.n_embd, cfg.n_enc, cfg.n_dec, cfg.n_head, cfg.n_ffn,
+           m.num_params, floats * 4.0 / (1 << 20));
 
     Seq2SeqTrain g;
     Trainer tr;
