@@ -82,7 +82,6 @@ static int check_tensor(const StFile *f, const char *name, int ndim,
     return 0;
 }
 
-//> param-file-check
 int param_file_check(const StFile *f, const GptTensor *t, int n,
                      const ParamAlias *alias, int n_alias,
                      const char *model, Error *err) {
@@ -120,7 +119,6 @@ int param_file_check(const StFile *f, const GptTensor *t, int n,
     }
     return 0;
 }
-//< param-file-check
 
 int param_file_copy(const StFile *f, float *params, const GptTensor *t,
                     int n, Error *err) {

@@ -19,7 +19,6 @@
 #include "json.h"
 #include "safetensors.h"
 
-//> param-file-api
 typedef struct {
     const char *name;   // the second name: "lm_head.weight"
     const char *of;     // the tensor of the list: "transformer.wte.weight"
@@ -47,7 +46,6 @@ int param_file_check(const StFile *f, const GptTensor *t, int n,
 // Copies the list's tensors from a checked file into params.
 int param_file_copy(const StFile *f, float *params, const GptTensor *t,
                     int n, Error *err);
-//< param-file-api
 
 // ---- metadata shared by the models' files ---------------------------------
 

@@ -42,7 +42,6 @@ static void config_json(StrBuf *b, const Seq2SeqConfig *c) {
               c->tie ? "true" : "false", seq2seq_act_name(c->act), c->pad);
 }
 
-//> seq2seq-save
 int seq2seq_save(const char *path, const Seq2Seq *m, int step,
                  const char *vocab, Error *err) {
     StrBuf config = {0};
@@ -60,7 +59,6 @@ int seq2seq_save(const char *path, const Seq2Seq *m, int step,
     sb_free(&config);
     return rc;
 }
-//< seq2seq-save
 
 // ---- loading ---------------------------------------------------------------
 
@@ -119,7 +117,6 @@ static int parse_config(const StFile *f, Seq2SeqConfig *c, Error *err) {
     return rc;
 }
 
-//> seq2seq-load
 int seq2seq_load(const char *path, Seq2Seq *m, int *step, char **vocab,
                  Error *err) {
     StFile f;
@@ -155,4 +152,3 @@ done:
     st_free(&f);
     return rc;
 }
-//< seq2seq-load
