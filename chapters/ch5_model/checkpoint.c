@@ -16,7 +16,7 @@
 // The config as the JSON object of the "config" metadata key.
 static void config_json(StrBuf *b, const GptConfig *c) {
     char drop[32];
-    float_shortest(drop, sizeof drop, c->dropout);
+    float_shortest(drop, c->dropout);
     sb_printf(b, "{\"vocab_size\": %d, \"block_size\": %d, \"n_layer\": %d, "
               "\"n_head\": %d, \"n_embd\": %d, \"n_ffn\": %d, \"bias\": %s, "
               "\"dropout\": %s, \"positional\": \"%s\"}", c->vocab_size,

@@ -142,11 +142,13 @@ int param_file_step(const StFile *f, int *step, Error *err) {
     return 0;
 }
 
-void float_shortest(char *buf, size_t size, float x) {
+void float_shortest(char buf[static 32], float x) {
+    char s[32];   // (gcc's sanitizer builds warn of snprintf into buf)
     for (int digits = 6; digits <= 9; digits++) {
-        snprintf(buf, size, "%.*g", digits, (double)x);
-        if (strtof(buf, NULL) == x) break;
+        snprintf(s, sizeof s, "%.*g", digits, (double)x);
+        if (strtof(s, NULL) == x) break;
     }
+    memcpy(buf, s, sizeof s);
 }
 
 int config_int(const Json *cfg, const char *key, int min, int *out,

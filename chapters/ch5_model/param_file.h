@@ -54,8 +54,8 @@ int param_file_copy(const StFile *f, float *params, const GptTensor *t,
 int param_file_step(const StFile *f, int *step, Error *err);
 
 // x in the fewest digits (6 to 9) that read back as the same float: 0.1f
-// is "0.1", not "0.100000001" (buf: 32 bytes or more).
-void float_shortest(char *buf, size_t size, float x);
+// is "0.1", not "0.100000001".
+void float_shortest(char buf[static 32], float x);
 
 // The whole number key of a config object, at least min; -1 with a
 // message naming path and key when it is missing or not one.

@@ -32,7 +32,7 @@ int seq2seq_act_parse(const char *s, Activation *out) {
 
 static void config_json(StrBuf *b, const Seq2SeqConfig *c) {
     char drop[32];
-    float_shortest(drop, sizeof drop, c->dropout);
+    float_shortest(drop, c->dropout);
     sb_printf(b, "{\"src_vocab\": %d, \"tgt_vocab\": %d, \"max_len\": %d, "
               "\"n_enc\": %d, \"n_dec\": %d, \"n_head\": %d, \"n_embd\": "
               "%d, \"n_ffn\": %d, \"dropout\": %s, \"bias\": %s, \"tie\": "

@@ -23,6 +23,15 @@ and the tests never need either.
    ckpt_reads_pytorch_file loads those and compares them with the
    fixture's trained parameters. The tied matrix is written three times
    (safetensors refuses shared storage, so each name gets a copy).
+
+When seq2seq_save's format changes on purpose, first rewrite the C files
+(the runner's ckpt_c_file_is_stable test writes them into a folder given
+as CH7_CKPT_WRITE):
+
+    CH7_CKPT_WRITE=tests/reference CK_RUN_SUITE=ch7_ckpt \
+        build/cc/ex/*/run_tests
+
+then run this script, then `make check`.
 """
 import json
 import os
