@@ -1,6 +1,5 @@
 #include "checkpoint.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 
 #include "json.h"
 #include "mem.h"
+#include "param_file.h"
 #include "safetensors.h"
 #include "utf8.h"
 
@@ -15,12 +15,8 @@
 
 // The config as the JSON object of the "config" metadata key.
 static void config_json(StrBuf *b, const GptConfig *c) {
-    // the dropout in the fewest digits that read back as the same float
     char drop[32];
-    for (int digits = 6; digits <= 9; digits++) {
-        snprintf(drop, sizeof drop, "%.*g", digits, (double)c->dropout);
-        if (strtof(drop, NULL) == c->dropout) break;
-    }
+    float_shortest(drop, c->dropout);
     sb_printf(b, "{\"vocab_size\": %d, \"block_size\": %d, \"n_layer\": %d, "
               "\"n_head\": %d, \"n_embd\": %d, \"n_ffn\": %d, \"bias\": %s, "
               "\"dropout\": %s, \"positional\": \"%s\"}", c->vocab_size,
@@ -30,21 +26,15 @@ static void config_json(StrBuf *b, const GptConfig *c) {
 }
 
 //> checkpoint-save
+// The head: a copy of wte under nanoGPT's name (optional on load).
+static const ParamAlias HEAD = {"lm_head.weight", "transformer.wte.weight",
+                                false};
+
 int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
                          int step, Error *err) {
     if (vocab->size != m->cfg.vocab_size)
         return error_set(err, "%s: the vocabulary has %d characters, the "
                          "model %d", path, vocab->size, m->cfg.vocab_size);
-    // every tensor of the state_dict, then lm_head.weight: wte again
-    int n = m->n_tensors + 1;
-    StWriteTensor *t = xcalloc((size_t)n, sizeof *t);
-    for (int i = 0; i < m->n_tensors; i++) {
-        const GptTensor *g = &m->tensors[i];
-        t[i] = (StWriteTensor){g->name, m->params + g->offset, g->ndim,
-                               {g->shape[0], g->shape[1]}};
-    }
-    t[n - 1] = t[0];
-    t[n - 1].name = "lm_head.weight";
     StrBuf config = {0}, chars = {0};
     config_json(&config, &m->cfg);
     for (int i = 0; i < vocab->size; i++) {
@@ -55,10 +45,11 @@ int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
     snprintf(steps, sizeof steps, "%d", step);
     const char *keys[] = {"config", "vocab", "format", "step"};
     const char *values[] = {config.s, chars.s ? chars.s : "", "pt", steps};
-    int rc = st_save(path, t, n, keys, values, step >= 0 ? 4 : 3, err);
+    int rc = param_file_save(path, m->params, m->tensors, m->n_tensors,
+                             &HEAD, 1, keys, values, step >= 0 ? 4 : 3,
+                             err);
     sb_free(&config);
     sb_free(&chars);
-    free(t);
     return rc;
 }
 //< checkpoint-save
@@ -69,20 +60,6 @@ int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
 }
 
 // ---- loading: first every check, then the model ----------------------------
-
-static int config_int(const Json *cfg, const char *key, int *out,
-                      const char *path, Error *err) {
-    const Json *v = json_get(cfg, key);
-    int64_t x;
-    if (!v)
-        return error_set(err, "%s: the config metadata has no \"%s\"", path,
-                         key);
-    if (json_int64(v, &x) != 0 || x < 1 || x > INT32_MAX)
-        return error_set(err, "%s: config \"%s\" must be a whole number "
-                         ">= 1", path, key);
-    *out = (int)x;
-    return 0;
-}
 
 static int parse_config(const StFile *f, GptConfig *c, Error *err) {
     const char *path = f->path, *text = st_meta(f, "config");
@@ -100,13 +77,13 @@ static int parse_config(const StFile *f, GptConfig *c, Error *err) {
     if (cfg->type != JSON_OBJECT)
         error_set(err, "%s: config metadata is %s, expected an object", path,
                   json_type_name(cfg->type));
-    else if (config_int(cfg, "vocab_size", &c->vocab_size, path, err) != 0
-             || config_int(cfg, "block_size", &c->block_size, path, err)
-             || config_int(cfg, "n_layer", &c->n_layer, path, err)
-             || config_int(cfg, "n_head", &c->n_head, path, err)
-             || config_int(cfg, "n_embd", &c->n_embd, path, err)
+    else if (config_int(cfg, "vocab_size", 1, &c->vocab_size, path, err) != 0
+             || config_int(cfg, "block_size", 1, &c->block_size, path, err)
+             || config_int(cfg, "n_layer", 1, &c->n_layer, path, err)
+             || config_int(cfg, "n_head", 1, &c->n_head, path, err)
+             || config_int(cfg, "n_embd", 1, &c->n_embd, path, err)
              || (json_get(cfg, "n_ffn")
-                 && config_int(cfg, "n_ffn", &c->n_ffn, path, err)))
+                 && config_int(cfg, "n_ffn", 1, &c->n_ffn, path, err)))
         ;
     else if (!bias || bias->type != JSON_BOOL)
         error_set(err, "%s: config \"bias\" must be true or false", path);
@@ -165,43 +142,6 @@ static int parse_vocab(const StFile *f, int V, Vocab *vocab, Error *err) {
     return 0;
 }
 
-static void shape_str(char *buf, size_t size, int ndim, const int64_t *s) {
-    int k = snprintf(buf, size, "[");
-    for (int i = 0; i < ndim && k < (int)size; i++)
-        k += snprintf(buf + k, size - (size_t)k, i ? ", %lld" : "%lld",
-                      (long long)s[i]);
-    if (k < (int)size) snprintf(buf + k, size - (size_t)k, "]");
-}
-
-// One tensor of the file against what the model expects of it.
-static int check_tensor(const StFile *f, const char *name, int ndim,
-                        const int *shape, Error *err) {
-    const StTensor *t = st_find(f, name);
-    if (!t)
-        return error_set(err, "%s: tensor %s is missing", f->path, name);
-    if (strcmp(t->dtype, "F32") != 0)
-        return error_set(err, "%s: tensor %s is %s, expected F32", f->path,
-                         name, t->dtype);
-    int64_t want[2] = {shape[0], shape[1]};
-    if (t->ndim != ndim || t->shape[0] != want[0]
-        || (ndim == 2 && t->shape[1] != want[1])) {
-        char got[96], exp[96];
-        shape_str(got, sizeof got, t->ndim, t->shape);
-        shape_str(exp, sizeof exp, ndim, want);
-        return error_set(err, "%s: tensor %s has shape %s, the config needs "
-                         "%s", f->path, name, got, exp);
-    }
-    const uint8_t *p = st_bytes(f, t);
-    for (size_t i = 0; i < t->numel; i++) {
-        float x;
-        memcpy(&x, p + 4 * i, 4);
-        if (!isfinite(x))
-            return error_set(err, "%s: tensor %s holds %g at element %zu",
-                             f->path, name, x, i);
-    }
-    return 0;
-}
-
 //> checkpoint-load
 int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
                          Error *err) {
@@ -216,53 +156,18 @@ int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
     if (parse_config(&f, &cfg, err) != 0) goto done;
     if (gpt_create(&shape, &cfg, err) != 0) goto done;
     have_shape = true;
-    // every tensor the model has must be there, with its shape ...
-    for (int i = 0; i < shape.n_tensors; i++) {
-        const GptTensor *t = &shape.tensors[i];
-        if (check_tensor(&f, t->name, t->ndim, t->shape, err) != 0)
-            goto done;
-    }
-    // ... and nothing else, except the tied head, equal to wte
-    for (int i = 0; i < f.n_tensors; i++) {
-        const char *name = f.tensors[i].name;
-        bool known = strcmp(name, "lm_head.weight") == 0;
-        for (int j = 0; j < shape.n_tensors && !known; j++)
-            known = strcmp(name, shape.tensors[j].name) == 0;
-        if (!known) {
-            error_set(err, "%s: tensor %s is not part of this model (%s)",
-                      path, name, cfg.bias ? "bias true" : "bias false");
-            goto done;
-        }
-    }
-    const StTensor *head = st_find(&f, "lm_head.weight");
-    if (head) {
-        const int *s = shape.tensors[0].shape;
-        if (check_tensor(&f, "lm_head.weight", 2, s, err) != 0) goto done;
-        const StTensor *wte = st_find(&f, "transformer.wte.weight");
-        if (memcmp(st_bytes(&f, head), st_bytes(&f, wte),
-                   head->end - head->begin) != 0) {
-            error_set(err, "%s: lm_head.weight differs from "
-                      "transformer.wte.weight; this model ties them", path);
-            goto done;
-        }
-    }
-    const char *steps = st_meta(&f, "step");
-    char *end = NULL;
-    long s = steps ? strtol(steps, &end, 10) : 0;
-    if (steps && (*steps == 0 || *end != 0 || s < 0 || s > INT32_MAX)) {
-        error_set(err, "%s: metadata \"step\" is '%s', not a step count",
-                  path, steps);
+    const char *model = cfg.bias ? "bias true" : "bias false";
+    if (param_file_check(&f, shape.tensors, shape.n_tensors, &HEAD, 1,
+                         model, err) != 0)
         goto done;
-    }
-    if (step) *step = (int)s;
+    int s;
+    if (param_file_step(&f, &s, err) != 0) goto done;
+    if (step) *step = s;
     if (parse_vocab(&f, cfg.vocab_size, vocab, err) != 0) goto done;
     // all checked: now copy
-    for (int i = 0; i < shape.n_tensors; i++) {
-        const GptTensor *t = &shape.tensors[i];
-        size_t n = (size_t)t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
-        if (st_copy_f32(&f, t->name, shape.params + t->offset, n, err) != 0)
-            goto done;   // cannot happen after check_tensor
-    }
+    if (param_file_copy(&f, shape.params, shape.tensors, shape.n_tensors,
+                        err) != 0)
+        goto done;   // cannot happen after param_file_check
     *m = shape;
     have_shape = false;
     rc = 0;

@@ -5,6 +5,7 @@
 
 #include "mem.h"
 #include "profile.h"
+#include "seq2seq_checkpoint.h"
 
 int seq2seq_train_init(Seq2SeqTrain *g, Seq2Seq *m, int B, int S, int T,
                        float eps, Error *err) {
@@ -70,11 +71,11 @@ static void backward(void *self) {
     seq2seq_backward(&g->model, &g->acts);
 }
 
+// The model alone, with no "vocab": the trainer does not know what the
+// ids mean (seq2seq_save takes it from a caller that does).
 static int save(const void *self, const char *path, int step, Error *err) {
-    (void)self;
-    (void)step;
-    return error_set(err, "%s: saving an encoder-decoder is not written "
-                     "yet", path);
+    const Seq2SeqTrain *g = self;
+    return seq2seq_save(path, &g->model, step, NULL, err);
 }
 
 TrainModel seq2seq_train_model(Seq2SeqTrain *g) {
