@@ -646,7 +646,7 @@ int seq2seq_encode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
             return -1;
         st->layers[l].self_kv.len = 0;
     }
-    st->cur_S = S, st->len = 0;
+    st->cur_S = S, st->cur_R = R, st->len = 0;
     return 0;
 }
 //< seq2seq-encode-state
@@ -655,7 +655,7 @@ int seq2seq_encode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
 int seq2seq_step(const Seq2Seq *m, Seq2SeqState *st, const int *tokens,
                  float *logits, Error *err) {
     const Seq2SeqConfig *c = &m->cfg;
-    int C = c->n_embd, NH = c->n_head, F = c->n_ffn, R = st->R;
+    int C = c->n_embd, NH = c->n_head, F = c->n_ffn, R = st->cur_R;
     if (st->len >= st->T)
         return error_set(err, "decoding: the state holds %d target "
                          "positions and all are used", st->T);
@@ -681,8 +681,8 @@ int seq2seq_step(const Seq2Seq *m, Seq2SeqState *st, const int *tokens,
 
 //> seq2seq-reorder
 int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err) {
-    for (int r = 0; r < st->R; r++)
-        if (from[r] < 0 || from[r] >= st->R
+    for (int r = 0; r < st->cur_R; r++)
+        if (from[r] < 0 || from[r] >= st->cur_R
             || from[r] / st->copies != r / st->copies)
             return error_set(err, "decoding: row %d cannot take row %d's "
                              "place (rows of source %d are %d to %d)", r,
@@ -696,8 +696,8 @@ int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err) {
     for (int l = 0; l < st->n_dec; l++) {
         float *kv[2] = {st->layers[l].self_kv.k, st->layers[l].self_kv.v};
         for (int i = 0; i < 2; i++) {
-            memcpy(st->swap, kv[i], (size_t)st->R * row * sizeof(float));
-            for (int r = 0; r < st->R; r++)
+            memcpy(st->swap, kv[i], (size_t)st->cur_R * row * sizeof(float));
+            for (int r = 0; r < st->cur_R; r++)
                 memcpy(kv[i] + r * row, st->swap + (size_t)from[r] * row,
                        row * sizeof(float));
         }

@@ -202,6 +202,7 @@ struct Seq2SeqActs {
 struct Seq2SeqState {
     int B, S, T, copies, R;   // allocated for; R = B * copies rows
     int cur_S;                // the sources' length
+    int cur_R;                // the rows in use: the last encode's B * copies
     int len;                  // target positions fed so far
     int n_dec;                // decoder layers
     int *src_mask;            // (R, S) each row's source mask
