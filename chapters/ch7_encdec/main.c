@@ -18,6 +18,7 @@
 #include "mem.h"
 #include "progress.h"
 #include "seq2seq.h"
+#include "seq2seq_checkpoint.h"
 #include "seq2seq_train.h"
 #include "task.h"
 #include "threads.h"
@@ -31,6 +32,7 @@ typedef struct {
     float dropout, smoothing;
     int held_out, eval_every, print_every, show, beam, threads;
     const char *head;   // "mean", or a head's number
+    const char *save;   // a checkpoint of the trained model, or ""
     float alpha;
     bool until_perfect, quiet;
 } Options;
@@ -69,6 +71,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
          "lines when the output is not a terminal"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
+        {"save", FLAG_STRING, &o->save, "write the trained model to this "
+         "safetensors file (none if not given)"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 7: an encoder-decoder Transformer learns to copy, "
@@ -96,6 +100,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"print-every", o->print_every, 1, 1e7},
     };
     flags_check_ranges(range, sizeof range / sizeof range[0]);
+    if (flags_given(&o->save) && *o->save == 0)
+        flags_fail("--save needs a file name");
     char *end;
     long h = strtol(o->head, &end, 10);
     if (strcmp(o->head, "mean") != 0
@@ -296,7 +302,7 @@ int main(int argc, char **argv) {
                  .ffn = 128, .dropout = 0, .smoothing = 0.1f,
                  .held_out = 200, .eval_every = 50, .print_every = 50,
                  .show = 4, .beam = 4, .threads = 0, .head = "mean",
-                 .alpha = 1.0f, .until_perfect = true};
+                 .alpha = 1.0f, .until_perfect = true, .save = ""};
     TrainConfig tc = {.batch = 64, .steps = 600, .lr = 3e-3f,
                       .warmup = 100,
                       .adamw = {0.9f, 0.98f, 1e-9f, 0.01f},
@@ -338,6 +344,12 @@ int main(int argc, char **argv) {
     Trainer tr;
     if (seq2seq_train_init(&g, &m, tc.batch, S, T, o.smoothing, &err) != 0)
         die("%s", err.msg);
+    char vocab[160];
+    snprintf(vocab, sizeof vocab, "task %s, letters a-%c, lengths %d-%d; "
+             "ids: 0 <pad>, 1 <bos>, 2 <eos>, 3.. the letters",
+             task_kind_name(task.kind), 'a' + task.symbols - 1, task.min_len,
+             task.max_len);
+    g.vocab = vocab;
     TrainModel tm = seq2seq_train_model(&g);
     if (trainer_init(&tr, &tm, &tc, &err) != 0) die("%s", err.msg);
     TaskSet held;
@@ -386,6 +398,11 @@ int main(int argc, char **argv) {
     }
     progress_end(&p);
     printf("\n");
+    if (*o.save) {
+        if (seq2seq_save(o.save, &g.model, step, vocab, &err) != 0)
+            die("%s", err.msg);
+        printf("saved the model to %s\n\n", o.save);
+    }
     show_examples(&g.model, &task, &held, out, len, &dc, o.show, &err);
     {
         int want[200], n = task_answer(&task, held.src, want);

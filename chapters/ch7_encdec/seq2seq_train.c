@@ -71,11 +71,10 @@ static void backward(void *self) {
     seq2seq_backward(&g->model, &g->acts);
 }
 
-// The model alone, with no "vocab": the trainer does not know what the
-// ids mean (seq2seq_save takes it from a caller that does).
+// The checkpoint holds the model, the step and what the ids mean.
 static int save(const void *self, const char *path, int step, Error *err) {
     const Seq2SeqTrain *g = self;
-    return seq2seq_save(path, &g->model, step, NULL, err);
+    return seq2seq_save(path, &g->model, step, g->vocab, err);
 }
 
 TrainModel seq2seq_train_model(Seq2SeqTrain *g) {

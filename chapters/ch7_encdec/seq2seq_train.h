@@ -29,6 +29,8 @@ typedef struct {
     int *src, *tgt_in, *tgt_out;   // the current batch
     TrainTensor *tensors; // the model's tensors, as AdamW's ranges
     SmoothedLoss last;    // the last forward pass's loss and plain NLL
+    const char *vocab;    // what the ids mean, written into checkpoints
+                          // (the caller's string; NULL: none)
 } Seq2SeqTrain;
 
 // Takes over *m (which is cleared) and allocates its gradients and the
