@@ -263,15 +263,22 @@ static float *weights_point(GptWeights *w, float *buf, const GptConfig *c) {
     return layout_point(tail, 2, buf);
 }
 
-static void add_tensor(Gpt *m, const char *name, const float *data, int ndim,
-                       int d0, int d1) {
-    GptTensor *t = &m->tensors[m->n_tensors++];
+void tensor_list_add(GptTensor *list, int *n, const float *params,
+                     const char *name, const float *data, int ndim, int d0,
+                     int d1) {
+    GptTensor *t = &list[(*n)++];
     snprintf(t->name, sizeof t->name, "%s", name);
-    t->offset = (size_t)(data - m->params);
+    t->offset = (size_t)(data - params);
     t->ndim = ndim;
     t->shape[0] = d0;
     t->shape[1] = ndim == 2 ? d1 : 0;
     t->decay = ndim == 2;
+}
+
+static void add_tensor(Gpt *m, const char *name, const float *data, int ndim,
+                       int d0, int d1) {
+    tensor_list_add(m->tensors, &m->n_tensors, m->params, name, data, ndim,
+                    d0, d1);
 }
 
 static void list_tensors(Gpt *m) {

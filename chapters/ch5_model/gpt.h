@@ -79,6 +79,13 @@ typedef struct {
     bool decay;          // 2-D: gets weight decay in chapter 6's AdamW
 } GptTensor;
 
+// Describes the view data of a model whose parameters start at params
+// as the next entry of a tensor list: t[*n], then *n += 1. Chapter 7's
+// encoder-decoder lists its tensors the same way.
+void tensor_list_add(GptTensor *t, int *n, const float *params,
+                     const char *name, const float *data, int ndim, int d0,
+                     int d1);
+
 typedef struct {
     GptConfig cfg;
     size_t num_params;   // the length of params and grads

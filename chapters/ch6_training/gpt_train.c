@@ -25,12 +25,7 @@ int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err) {
     g->T = g->model.cfg.block_size;
     g->x = xmalloc((size_t)B * g->T * sizeof *g->x);
     g->y = xmalloc((size_t)B * g->T * sizeof *g->y);
-    g->tensors = xmalloc((size_t)g->model.n_tensors * sizeof *g->tensors);
-    for (int i = 0; i < g->model.n_tensors; i++) {
-        const GptTensor *s = &g->model.tensors[i];
-        size_t n = (size_t)s->shape[0] * (s->ndim == 2 ? s->shape[1] : 1);
-        g->tensors[i] = (TrainTensor){s->offset, n, s->decay};
-    }
+    g->tensors = train_tensors(g->model.tensors, g->model.n_tensors);
     return 0;
 }
 
@@ -48,6 +43,16 @@ void gpt_train_set_batch(GptTrain *g, const int *x, const int *y) {
     size_t n = (size_t)g->B * g->T;
     memcpy(g->x, x, n * sizeof *x);
     memcpy(g->y, y, n * sizeof *y);
+}
+
+TrainTensor *train_tensors(const GptTensor *t, int n) {
+    TrainTensor *r = xmalloc((size_t)n * sizeof *r);
+    for (int i = 0; i < n; i++) {
+        size_t len = (size_t)t[i].shape[0]
+                     * (t[i].ndim == 2 ? t[i].shape[1] : 1);
+        r[i] = (TrainTensor){t[i].offset, len, t[i].decay};
+    }
+    return r;
 }
 
 // ---- the TrainModel functions ----------------------------------------------

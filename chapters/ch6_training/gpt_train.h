@@ -31,6 +31,10 @@ void gpt_train_free(GptTrain *g);
 // is while the trainer uses it.
 TrainModel gpt_train_model(GptTrain *g);
 
+// AdamW's ranges (offset, length, decay) of a model's tensor list; free()
+// the result. Chapter 7's encoder-decoder uses it too.
+TrainTensor *train_tensors(const GptTensor *t, int n);
+
 // Sets the current batch: x, y (B, T) each.
 void gpt_train_set_batch(GptTrain *g, const int *x, const int *y);
 

@@ -290,13 +290,8 @@ static float *weights_point(Seq2SeqWeights *w, float *buf,
 
 static void add_tensor(Seq2Seq *m, const char *name, const float *data,
                        int ndim, int d0, int d1) {
-    GptTensor *t = &m->tensors[m->n_tensors++];
-    snprintf(t->name, sizeof t->name, "%s", name);
-    t->offset = (size_t)(data - m->params);
-    t->ndim = ndim;
-    t->shape[0] = d0;
-    t->shape[1] = ndim == 2 ? d1 : 0;
-    t->decay = ndim == 2;
+    tensor_list_add(m->tensors, &m->n_tensors, m->params, name, data, ndim,
+                    d0, d1);
 }
 
 // A layer's tensors under a prefix: "encoder.layers.0." + "ln_1.weight".

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpt_train.h"
 #include "mem.h"
 #include "profile.h"
 #include "seq2seq_checkpoint.h"
@@ -24,12 +25,7 @@ int seq2seq_train_init(Seq2SeqTrain *g, Seq2Seq *m, int B, int S, int T,
     g->src = xmalloc((size_t)B * S * sizeof *g->src);
     g->tgt_in = xmalloc((size_t)B * T * sizeof *g->tgt_in);
     g->tgt_out = xmalloc((size_t)B * T * sizeof *g->tgt_out);
-    g->tensors = xmalloc((size_t)g->model.n_tensors * sizeof *g->tensors);
-    for (int i = 0; i < g->model.n_tensors; i++) {
-        const GptTensor *s = &g->model.tensors[i];
-        size_t n = (size_t)s->shape[0] * (s->ndim == 2 ? s->shape[1] : 1);
-        g->tensors[i] = (TrainTensor){s->offset, n, s->decay};
-    }
+    g->tensors = train_tensors(g->model.tensors, g->model.n_tensors);
     return 0;
 }
 
