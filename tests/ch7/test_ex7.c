@@ -7,7 +7,8 @@
 // beam_decode), never from the reference solutions.
 //
 // The wrong versions each exercise's tests are meant to catch (each was
-// tried as a one-line change of the reference solution, and failed):
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
 //   7.1  a mask on the query's id instead of the key's; j < i instead of
 //        j <= i; no causal part; a causal cross mask; the padding left out
 //        of either mask; the mask transposed (i <= j); the pad treated as
@@ -15,23 +16,34 @@
 //   7.2  keys and values taken from the wrong halves of kv_proj; a scale
 //        of 1/sqrt(C) instead of 1/sqrt(HS); the source mask ignored; the
 //        heads cut from interleaved channels; a source of padding only
-//        giving NaN or a softmax over its pads; a bias dropped.
+//        giving NaN (masked scores set to -inf, then a softmax) or a
+//        softmax over its pads; the kv or the output bias dropped.
 //   7.3  eps/(V-1) on the other classes; no smoothing mass on the pad
 //        class (the Annotated Transformer's target); the sum instead of
-//        the mean; the mean over every row; pad rows' gradient not zeroed;
-//        dlogits accumulated; no maximum taken out (+-1000 overflows).
+//        the mean; the mean over every row; pad rows' gradient not zeroed,
+//        or given softmax - q; dlogits accumulated; no maximum taken out
+//        (+-1000 overflows).
 //   7.4  memory and the target stream swapped in the cross-attention; the
 //        target mask, or a causal mask, in the cross-attention; a residual
 //        forgotten (any of the three); the LayerNorms in the wrong places
-//        (Post-LN, ln_2 on the memory too, no ln_2, ln_1 used twice).
+//        (no ln_2, ln_1's weights for ln_2, ln_2 on the memory too, a
+//        Post-LN cross-attention sub-layer).
 //   7.5  the wrong token fed back (<bos> every time, or row 0's token for
 //        every row); <eos> not stopping the sentence; <eos> appended to
-//        the output; the limit off by one or taken from S instead of the
-//        real source length; the argmax taking the last of equal maxima.
-//   7.6  |y| without the <eos>; an <eos> taken from ranks k .. 2k-1; the
-//        stop bound at the current length instead of the limit; the search
-//        stopped at the first finished hypothesis; the state not reordered;
-//        candidates ranked by their normalised score.
+//        the output (counted in len, or only written past it); the limit
+//        off by one or taken from S instead of the real source length;
+//        the argmax taking the last of equal maxima.
+//   7.6  |y| without the <eos>; the stop bound at the current length
+//        instead of the limit; the search stopped at the first finished
+//        hypothesis; the state not reordered; the histories not carried
+//        to the new beams; a hypothesis cut at the limit marked as ended
+//        by <eos>; ties ranked by the higher row; an equal score
+//        replacing the best.
+// Not caught, knowingly: a log-sum-exp kept in float (7.3, 7.6), which is
+// within the tolerances; and in 7.6 an <eos> taken from ranks k .. 2k-1,
+// or candidates walked past the first 2k, neither of which can change
+// the answer (an earlier <eos> of the same length scores at least as
+// well, and at most k of the 2k are <eos>: one per live beam).
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,7 +59,7 @@
 #include "smoothing.h"
 #include "xattn.h"
 
-// ---- 7.1 the masks of a batch ------------------------------------------------
+// ---- 7.1 the masks of a batch -----------------------------------------------
 
 // The definition, for comparison: both masks from the keys' ids.
 static void masks_def(int *sm, int *cm, const int *tgt, const int *src,
@@ -185,7 +197,7 @@ TCase *ex7_1_tcase(void) {
     return tc;
 }
 
-// ---- 7.2 cross-attention -------------------------------------------------------
+// ---- 7.2 cross-attention ----------------------------------------------------
 
 typedef struct {
     const char *name;
@@ -364,7 +376,7 @@ TCase *ex7_2_tcase(void) {
     return tc;
 }
 
-// ---- 7.3 label-smoothed cross-entropy ------------------------------------------
+// ---- 7.3 label-smoothed cross-entropy ---------------------------------------
 
 // The definition in double: -sum_j q_j log p_j over the rows whose target
 // is not pad, averaged, and (when dl is not NULL) its gradient
@@ -565,7 +577,7 @@ TCase *ex7_3_tcase(void) {
     return tc;
 }
 
-// ---- 7.4 the decoder layer's forward pass --------------------------------------
+// ---- 7.4 the decoder layer's forward pass -----------------------------------
 
 typedef struct {
     const char *name;
@@ -783,7 +795,7 @@ TCase *ex7_4_tcase(void) {
     return tc;
 }
 
-// ---- 7.5 and 7.6: decoding a small random model --------------------------------
+// ---- 7.5 and 7.6: decoding a small random model -----------------------------
 
 enum { DV = 7, DPAD = 0, DBOS = 1, DEOS = 2, DMAXLEN = 16 };
 
@@ -1057,7 +1069,7 @@ TCase *ex7_5_tcase(void) {
     return tc;
 }
 
-// ---- 7.6 beam search ------------------------------------------------------------
+// ---- 7.6 beam search --------------------------------------------------------
 
 START_TEST(ex7_6_matches_beam_decode) {
     // 3 models, beams 2 to 5, alpha 0 to 2; coverage: the best hypothesis
@@ -1177,10 +1189,56 @@ START_TEST(ex7_6_limits_and_nulls) {
 }
 END_TEST
 
+START_TEST(ex7_6_ties) {
+    // A model whose parameters are all 0 gives equal logits everywhere:
+    // every candidate ties with others, so the order (lower row, then
+    // lower token) and "strictly greater replaces the best" decide every
+    // beam and the answer. <eos> 2 (chosen late or never) and 0 (the
+    // first candidate of all).
+    Seq2SeqConfig cfg = seq2seq_config_default(DV, DMAXLEN);
+    cfg.n_embd = 8, cfg.n_head = 2, cfg.n_ffn = 8, cfg.n_enc = 1;
+    cfg.n_dec = 1;
+    Seq2Seq m;
+    Error err;
+    ck_assert_msg(seq2seq_create(&m, &cfg, &err) == 0, "%s", err.msg);
+    const int src[2 * 3] = {3, 4, 0, 5, 5, 5};
+    for (int eos = 2; eos >= 0; eos -= 2)
+        for (int k = 2; k <= 3; k++)
+            for (int a = 0; a <= 1; a++) {
+                Decoded d[2];
+                for (int what = 0; what < 2; what++) {
+                    DecodeConfig dc = decode_config_default();
+                    dc.bos = DBOS, dc.eos = eos, dc.extra = 2;
+                    dc.beam = k, dc.alpha = (float)a;
+                    Seq2SeqState st;
+                    ck_assert_msg(seq2seq_state_alloc(&st, &cfg, 2, 3, 8, k,
+                                                      &err) == 0, "%s",
+                                  err.msg);
+                    d[what] = decoded_new(2, 8);
+                    int rc = what == 0
+                        ? ex_beam_decode(&m, &st, src, 2, 3, &dc, d[0].out,
+                                         8, d[0].len, d[0].done, d[0].score,
+                                         &err)
+                        : beam_decode(&m, &st, src, 2, 3, &dc, d[1].out, 8,
+                                      d[1].len, d[1].done, d[1].score, &err);
+                    ck_assert_msg(rc == 0, "%s", err.msg);
+                    seq2seq_state_free(&st, &cfg);
+                }
+                char what[64];
+                snprintf(what, sizeof what, "equal logits, <eos> %d, beam "
+                         "%d, alpha %d", eos, k, a);
+                same_decoding(what, &d[0], &d[1], 2, 8, true);
+                decoded_free(&d[0]), decoded_free(&d[1]);
+            }
+    seq2seq_free(&m);
+}
+END_TEST
+
 TCase *ex7_6_tcase(void) {
     TCase *tc = tcase_new("ex7.6", "ch7 exercises");
     tcase_add_test(tc, ex7_6_matches_beam_decode);
     tcase_add_test(tc, ex7_6_beam_one_alpha_zero_is_greedy);
     tcase_add_test(tc, ex7_6_limits_and_nulls);
+    tcase_add_test(tc, ex7_6_ties);
     return tc;
 }
