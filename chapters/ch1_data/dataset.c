@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "mem.h"
 #include "utf8.h"
@@ -9,6 +11,12 @@
 int corpus_load(Corpus *c, const char *path, Error *err) {
     size_t bytes;
     char *raw = read_file(path, &bytes, err);
+    if (!raw && strcmp(path, CORPUS_DEFAULT) == 0 && access(path, F_OK) != 0) {
+        char inner[sizeof err->msg];
+        snprintf(inner, sizeof inner, "%s", err->msg);
+        return error_set(err, "%s (run from the repository root, after "
+                         "'make data')", inner);
+    }
     if (!raw) return -1;
     c->text = xmalloc((bytes ? bytes : 1) * sizeof *c->text);
     long n = utf8_decode(raw, bytes, c->text, err);

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bigram.h"
 #include "dataset.h"
@@ -19,7 +18,6 @@
 #include "utf8.h"
 #include "vocab.h"
 
-#define DEFAULT_DATA "data/tinyshakespeare.txt"
 
 // Prints text with newlines and tabs escaped, so a batch row fits a line.
 static void print_escaped(const char *s) {
@@ -29,15 +27,6 @@ static void print_escaped(const char *s) {
         else if (*s == '"' || *s == '\\') printf("\\%c", *s);
         else putchar(*s);
     }
-}
-
-// A data file that cannot be read: one line, and when the default file is
-// missing, its two usual causes (the program runs from another folder, or
-// the data was never fetched).
-static _Noreturn void die_no_data(const char *path, const char *msg) {
-    if (strcmp(path, DEFAULT_DATA) == 0 && access(path, F_OK) != 0)
-        die("%s (run from the repository root, after 'make data')", msg);
-    die("%s", msg);
 }
 
 static void print_ids_as_text(const Vocab *v, const int *ids, size_t n) {
@@ -143,7 +132,7 @@ static void show_baselines(const Corpus *c, double alpha) {
 }
 
 int main(int argc, char **argv) {
-    const char *data = DEFAULT_DATA;
+    const char *data = CORPUS_DEFAULT;
     const char *default_text = "To be or not to be", *text = default_text;
     int batch = 4, block = 8;
     uint64_t seed = 1337;
@@ -170,7 +159,7 @@ int main(int argc, char **argv) {
     double t0 = time_now();
     Corpus c;
     Error err;
-    if (corpus_load(&c, data, &err) != 0) die_no_data(data, err.msg);
+    if (corpus_load(&c, data, &err) != 0) die("%s", err.msg);
     if (c.train.n < (size_t)block + 1 || c.val.n < 2)
         flags_fail("%s is too short for --block %d: its train split has %zu "
                    "tokens, its val split %zu (need %d and 2)", data, block,

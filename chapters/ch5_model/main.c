@@ -24,7 +24,6 @@
 #include "threads.h"
 #include "utf8.h"
 
-#define DEFAULT_DATA "data/tinyshakespeare.txt"
 
 // ---- what the model is -----------------------------------------------------
 
@@ -107,15 +106,6 @@ static int score_ids(const Gpt *m, const int *ids, size_t n, double *loss,
     return rc;
 }
 
-// A data file that cannot be read: one line, and when the default file is
-// missing, its two usual causes (the program runs from another folder, or
-// the data was never fetched).
-static _Noreturn void die_no_data(const char *path, const char *msg) {
-    if (strcmp(path, DEFAULT_DATA) == 0 && access(path, F_OK) != 0)
-        die("%s (run from the repository root, after 'make data')", msg);
-    die("%s", msg);
-}
-
 // --threads past this machine's cores only slows it down: capped, and said.
 static int cap_threads(int threads) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -131,7 +121,7 @@ static int cap_threads(int threads) {
 // ---- main ------------------------------------------------------------------
 
 int main(int argc, char **argv) {
-    const char *data = DEFAULT_DATA, *checkpoint = "";
+    const char *data = CORPUS_DEFAULT, *checkpoint = "";
     const char *save = "", *prompt = "\n", *score = "", *window = "slide";
     const char *score_file = "", *positional = "learned";
     int tokens = 200, top_k = 0, layers = 4, heads = 4, embd = 128;
@@ -226,7 +216,7 @@ int main(int argc, char **argv) {
         source = label;
     } else {
         Corpus corpus;
-        if (corpus_load(&corpus, data, &err) != 0) die_no_data(data, err.msg);
+        if (corpus_load(&corpus, data, &err) != 0) die("%s", err.msg);
         vocab.size = corpus.vocab.size;
         vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
         memcpy(vocab.chars, corpus.vocab.chars,
@@ -312,10 +302,10 @@ int main(int argc, char **argv) {
         if (!sample_only) {
             printf("----\n");
             printf("speed       %d tokens in %.3f s: %.0f tokens/s (%d full "
-                   "passes over the context, %s window)\n", st.tokens,
+                   "pass%s over the context, %s window)\n", st.tokens,
                    st.seconds,
                    st.tokens / (st.seconds > 0 ? st.seconds : 1e-9),
-                   st.prefills, window);
+                   st.prefills, st.prefills == 1 ? "" : "es", window);
         }
         if (!sample_only && !no_cache && tokens > 0 && tokens <= 1000) {
             // the same generation the naive way, for the comparison
@@ -327,9 +317,9 @@ int main(int argc, char **argv) {
                 die("%s", err.msg);
             bool same = memcmp(ids, again, room * sizeof *ids) == 0;
             printf("            without the cache: %.0f tokens/s (%d full "
-                   "passes), %.1fx slower; same text: %s\n",
+                   "pass%s), %.1fx slower; same text: %s\n",
                    slow.tokens / (slow.seconds > 0 ? slow.seconds : 1e-9),
-                   slow.prefills, slow.seconds / (st.seconds > 0 ? st.seconds
+                   slow.prefills, slow.prefills == 1 ? "" : "es", slow.seconds / (st.seconds > 0 ? st.seconds
                                                                : 1e-9),
                    same ? "yes" : "NO");
             free(again);

@@ -44,7 +44,7 @@ void curve_draw(const Curve *c, FILE *out) {
             *cell = (*cell == ' ' || *cell == mark) ? mark : '@';
         }
     }
-    fprintf(out, "loss curve  * train  o val  (evaluations from step %d to "
+    fprintf(out, "loss curve  * train  o val  @ both  (evaluations from step %d to "
             "%d)\n", first, last);
     for (int r = 0; r < H; r++) {
         grid[r][W] = 0;

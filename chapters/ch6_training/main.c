@@ -104,7 +104,7 @@ static void parse_flags(Options *o, int argc, char **argv) {
     const Preset *p = find_preset(name ? name : "default");
     if (!p) flags_fail("--preset must be default, notes or nanogpt, got "
                        "'%s'", name);
-    *o = (Options){.preset = p->name, .data = "data/tinyshakespeare.txt",
+    *o = (Options){.preset = p->name, .data = CORPUS_DEFAULT,
                    .out = "", .resume = "", .log = "", .layers = p->layers,
                    .heads = p->heads, .embd = p->embd, .block = p->block,
                    .bias = p->bias, .dropout = p->dropout, .t = p->t,
@@ -240,6 +240,15 @@ static void start_run(Run *r, const Options *o) {
 
 static void resume_run(Run *r, const Options *o) {
     Error err;
+    struct stat st;
+    if (stat(o->resume, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", o->resume);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        flags_fail("--resume takes the folder a run saved into (its --out "
+                   "DIR), not a file: try --resume %s", slash ? dir : ".");
+    }
     if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, &err) != 0)
         die("%s", err.msg);
     const Vocab *v = &r->gpt.vocab, *want = &r->corpus.vocab;
@@ -259,6 +268,13 @@ static void resume_run(Run *r, const Options *o) {
     if (flags_given(&o->t.eval_iters)) c->eval_iters = o->t.eval_iters;
     printf("resumed     %s at step %d of %d\n", o->resume, r->trainer.step,
            c->steps);
+    if (c->steps > c->decay_steps && c->decay_steps > c->warmup) {
+        int from = c->decay_steps + 1 > r->trainer.step + 1
+                       ? c->decay_steps + 1 : r->trainer.step + 1;
+        printf("schedule    the saved cosine ends at step %d: steps %d to %d "
+               "run at its floor, lr %g\n", c->decay_steps, from, c->steps,
+               c->min_lr);
+    }
 }
 
 static void print_run(const Run *r, const Options *o, int threads) {
@@ -388,8 +404,8 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
         out->train_time += dt;
         out->times[out->n_times++] = dt;
         if (log)
-            fprintf(log, "%d,%.6f,,%.6g,%.6f,%.0f\n", t->step, s.loss, s.lr,
-                    s.grad_norm, tokens / dt);
+            fprintf(log, "%d,%.6f,,,%.6g,%.6f,%.0f\n", t->step, s.loss,
+                    s.lr, s.grad_norm, tokens / dt);
         if (!o->quiet) {
             char extra[96];
             snprintf(extra, sizeof extra, "loss %.4f  lr %.1e  norm %#.4g",
@@ -402,7 +418,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
             progress_end(&pr);
             evaluate_now(r, o, out, last, &reached);
             if (log)
-                fprintf(log, "%d,%.6f,%.6f,,,\n", t->step,
+                fprintf(log, "%d,,%.6f,%.6f,,,\n", t->step,
                         out->curve.train[out->curve.n - 1], out->last_val);
         }
         bool save = last || reached || interrupted
@@ -509,16 +525,18 @@ int main(int argc, char **argv) {
     if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
     else start_run(&r, &o);
-    print_run(&r, &o, threads);
     if (*o.out) check_out_dir(o.out);
     FILE *log = NULL;
-    if (*o.log) {
+    if (*o.log) {   // before anything is printed: a bad path fails first
         log = fopen(o.log, *o.resume ? "a" : "w");
-        if (!log) die("cannot write %s: %s", o.log, strerror(errno));
+        if (!log) die("--log %s: cannot write it: %s", o.log, strerror(errno));
+        // a step's row has the loss of its batch; an evaluation's row the
+        // losses averaged over --eval-iters batches of each split
         if (!*o.resume)
-            fprintf(log, "step,train_loss,val_loss,lr,grad_norm,"
-                         "tokens_per_s\n");
+            fprintf(log, "step,batch_loss,eval_train_loss,eval_val_loss,lr,"
+                         "grad_norm,tokens_per_s\n");
     }
+    print_run(&r, &o, threads);
 
     Outcome out = {0};
     train(&r, &o, log, &out);

@@ -101,7 +101,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
     };
     flags_check_ranges(range, sizeof range / sizeof range[0]);
     if (flags_given(&o->save) && *o->save == 0)
-        flags_fail("--save needs a file name");
+        flags_fail("--save is empty: give a file name");
     char *end;
     long h = strtol(o->head, &end, 10);
     if (strcmp(o->head, "mean") != 0

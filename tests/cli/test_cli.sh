@@ -4,9 +4,10 @@
 # behaviours the flags promise (ch2's causality, ch5's scoring and
 # sampling) hold. Run by `make check` from the repository root:
 #
-#   bash tests/cli/test_cli.sh [folder holding ch1 .. ch5]   (default: .)
+#   bash tests/cli/test_cli.sh [folder holding ch1 .. ch7]   (default: .)
 #
-# A few seconds: no program runs its full report except ch2 at --max-T 64.
+# A few seconds: no program runs its full report except ch2 at --max-T 64;
+# ch6 trains a tiny model for a few steps.
 set -u
 BIN=$(cd "${1:-.}" && pwd)
 ROOT=$(pwd)
@@ -44,7 +45,7 @@ expect() {
 }
 
 # --help: every flag with its default, never a sentinel
-for p in ch1 ch2 ch3 ch4 ch5; do
+for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7; do
     expect 0 "(default: " $p --help
     if grep -qE 'default: -|\(default: \)' "$TMP/out"; then
         fail "$p --help shows a sentinel or empty default"
@@ -136,6 +137,42 @@ if grep -qE '^(== |model|parameters|sample|speed|----)' "$TMP/out" \
    || [ "$(head -c 6 "$TMP/out")" != "ROMEO:" ]; then
     fail "ch5 --sample-only printed more than the sample"
 fi
+
+# ch6: a tiny model, so that a run takes a moment
+tiny=(--layers 1 --heads 1 --embd 8 --block 8 --batch 2 --eval-iters 1
+      --sample-chars 0 --quiet --threads 1)
+expect 2 "--lr must be in [" ch6 --lr -1
+expect 2 "--batch must be in [1, " ch6 --batch 0
+expect 2 "--bias must be in [0, 1], got 2" ch6 --bias=2
+(cd "$TMP" && expect 1 "make data" ch6 --steps 1)
+expect 1 "--log $TMP: cannot write it: Is a directory" ch6 "${tiny[@]}" \
+    --steps 1 --log "$TMP"
+[ -s "$TMP/out" ] && fail "ch6 --log DIR: printed a report before failing"
+expect 0 "@ both" ch6 "${tiny[@]}" --steps 4 --warmup 1 --eval-every 2 \
+    --out "$TMP/run" --log "$TMP/log.csv"
+# the CSV: a step's row has its batch loss, an evaluation's row the two
+# evaluated losses, each in a column of its own
+if [ "$(head -n 1 "$TMP/log.csv")" != \
+     "step,batch_loss,eval_train_loss,eval_val_loss,lr,grad_norm,tokens_per_s" ] \
+   || ! grep -qE '^2,[0-9.]+,,,[0-9.e-]+,[0-9.]+,[0-9]+$' "$TMP/log.csv" \
+   || ! grep -qE '^2,,[0-9.]+,[0-9.]+,,,$' "$TMP/log.csv"; then
+    fail "ch6 --log: the CSV's columns"; cat "$TMP/log.csv" >&2
+fi
+expect 2 "--resume takes the folder a run saved into (its --out DIR), not a" \
+    ch6 --resume "$TMP/run/model.safetensors"
+expect 2 "try --resume $TMP/run" ch6 --resume "$TMP/run/model.safetensors"
+expect 2 "--lr cannot change on --resume" ch6 --resume "$TMP/run" --lr 1e-3
+expect 0 "the saved cosine ends at step 4: steps 5 to 6 run at its floor" \
+    ch6 --resume "$TMP/run" --steps 6 --eval-iters 1 --sample-chars 0 \
+    --quiet --threads 1
+expect 2 "already at step 6" ch6 --resume "$TMP/run" --steps 5
+
+# ch7
+expect 2 "--task must be" ch7 --task translate-everything
+expect 2 "--symbols must be in [" ch7 --symbols 0
+expect 2 "--max-len must be in [9, " ch7 --min-len 9 --max-len 8
+expect 2 "--beam must be in [" ch7 --beam 0
+expect 2 "--save is empty" ch7 --save ''
 
 echo "cli: $runs runs, $fails failure$([ $fails = 1 ] || echo s)"
 [ "$fails" = 0 ]
