@@ -42,27 +42,28 @@ typedef struct {
     const char *name, *about;
     int layers, heads, embd, block, bias;
     float dropout;
+    float minutes;        // the time budget (0: none): see fit_budget
     TrainConfig t;
 } Preset;
 
 //> presets
 static const Preset PRESETS[] = {
-    // measured on 2 cores: val 1.7228 after 204 s of training steps
-    // (3 min 38 s with evaluations and samples) at 17,400 tokens/s, the
-    // slower of this machine's two speeds; 1.79 at step 1400
-    {"default", "this machine's recipe: val <= 1.8 in a few minutes on "
-     "2 cores", 4, 4, 128, 128, 0, 0.0f,
+    // 1800 steps, or as many as fit in 5 minutes on the machine it runs
+    // on; measured on 2 cores: val 1.7228 in 1800 steps with AVX-512, ...
+    {"default", "the most of 5 minutes: up to 1800 steps, as many as fit "
+     "here", 4, 4, 128, 128, 0, 0.0f, 5.0f,
      {.batch = 16, .steps = 1800, .lr = 2e-3f, .min_lr = 2e-4f,
       .warmup = 100, .decay_steps = 1800, .adamw = {0.9f, 0.99f, 1e-8f, 0.1f},
       .grad_clip = 1.0f, .eval_every = 200, .eval_iters = 20, .seed = 1337}},
     {"notes", "the course notes' run (Implementing a Transformer from "
      "scratch): 4 layers, 4 heads, 128 wide, block 128, batch 64, AdamW "
-     "3e-4, 5000 steps", 4, 4, 128, 128, 0, 0.0f,
+     "3e-4, 5000 steps", 4, 4, 128, 128, 0, 0.0f, 0.0f,
      {.batch = 64, .steps = 5000, .lr = 3e-4f, .min_lr = 3e-4f,
       .warmup = 0, .decay_steps = 5000, .adamw = {0.9f, 0.999f, 1e-8f, 0.01f},
       .grad_clip = 0.0f, .eval_every = 500, .eval_iters = 50, .seed = 1337}},
     {"nanogpt", "nanoGPT's shakespeare-char: 6 layers, 6 heads, 384 wide, "
      "block 256, batch 64, dropout 0.2, lr 1e-3", 6, 6, 384, 256, 0, 0.2f,
+     0.0f,
      {.batch = 64, .steps = 5000, .lr = 1e-3f, .min_lr = 1e-4f,
       .warmup = 100, .decay_steps = 5000, .adamw = {0.9f, 0.99f, 1e-8f, 0.1f},
       .grad_clip = 1.0f, .eval_every = 250, .eval_iters = 200,
@@ -89,6 +90,8 @@ typedef struct {
     TrainConfig t;
     int save_every, threads, sample_chars, print_every;
     float stop_at_val;
+    float minutes;        // the time budget; 0: --steps as it is
+    bool decay_given;     // --decay-steps was given: the budget keeps it
     bool quiet, profile;
 } Options;
 
@@ -97,6 +100,21 @@ typedef struct {
     const char *name;
     const void *value;
 } Fixed;
+
+// ---- the time budget ------------------------------------------------------
+//
+// A step count that fits 5 minutes on one machine takes 10 on another. So
+// the default run measures its own speed over its first steps and then
+// fixes --steps (and the cosine's end) to what fits in --minutes. Those
+// first steps are all in the warmup, whose learning rate does not depend
+// on the step count, so the run is bit for bit the one that
+// `./ch6 --steps N` with the printed N gives.
+enum { BUDGET_PROBE = 20, BUDGET_MIN_PROBE = 5 };
+
+// The step after which the count is fixed: 20, or the warmup if shorter.
+static int budget_probe(const TrainConfig *t) {
+    return t->warmup < BUDGET_PROBE ? t->warmup : BUDGET_PROBE;
+}
 
 static void parse_flags(Options *o, int argc, char **argv) {
     error_set_progname(argv[0]);   // for an error before flags_parse
@@ -108,7 +126,8 @@ static void parse_flags(Options *o, int argc, char **argv) {
                    .out = "", .resume = "", .log = "", .layers = p->layers,
                    .heads = p->heads, .embd = p->embd, .block = p->block,
                    .bias = p->bias, .dropout = p->dropout, .t = p->t,
-                   .sample_chars = 300, .print_every = 10};
+                   .sample_chars = 300, .print_every = 10,
+                   .minutes = p->minutes};
     TrainConfig *t = &o->t;
     Flag flags[] = {
         {"preset", FLAG_STRING, &o->preset,
@@ -121,6 +140,9 @@ static void parse_flags(Options *o, int argc, char **argv) {
         {"dropout", FLAG_FLOAT, &o->dropout, "dropout in training"},
         {"batch", FLAG_INT, &t->batch, "sequences per step"},
         {"steps", FLAG_INT, &t->steps, "steps of the whole run"},
+        {"minutes", FLAG_FLOAT, &o->minutes, "fit the run in about this "
+         "long: after its first steps, --steps becomes what fits here (at "
+         "most its value), printed; 0 = off, and off when --steps is given"},
         {"lr", FLAG_FLOAT, &t->lr, "peak learning rate"},
         {"min-lr", FLAG_FLOAT, &t->min_lr, "learning rate at the end"},
         {"warmup", FLAG_INT, &t->warmup, "steps of linear warmup"},
@@ -159,6 +181,9 @@ static void parse_flags(Options *o, int argc, char **argv) {
                 "Chapter 6: train the GPT on Tiny Shakespeare.");
     if (flags_given(&t->steps) && !flags_given(&t->decay_steps))
         t->decay_steps = t->steps;   // a shorter run ends its cosine too
+    if (flags_given(&t->steps) && !flags_given(&o->minutes))
+        o->minutes = 0;              // a step count asked for is kept
+    o->decay_given = flags_given(&t->decay_steps);
     // one rule for every number: its range, said the same way
     const FlagRange range[] = {
         {"layers", o->layers, 1, 1e9}, {"heads", o->heads, 1, 1e9},
@@ -176,6 +201,7 @@ static void parse_flags(Options *o, int argc, char **argv) {
         1e9}, {"sample-chars", o->sample_chars, 0, 1e9},
         {"print-every", o->print_every, 1, 1e9},
         {"stop-at-val", o->stop_at_val, 0, 1e30},
+        {"minutes", o->minutes, 0, 1e6},
     };
     flags_check_ranges(range, sizeof range / sizeof range[0]);
     if (*o->resume) {
@@ -192,6 +218,7 @@ static void parse_flags(Options *o, int argc, char **argv) {
             {"beta1", &t->adamw.beta1}, {"beta2", &t->adamw.beta2},
             {"weight-decay", &t->adamw.weight_decay},
             {"grad-clip", &t->grad_clip}, {"seed", &t->seed},
+            {"minutes", &o->minutes},
         };
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             if (flags_given(fixed[i].value))
@@ -199,7 +226,12 @@ static void parse_flags(Options *o, int argc, char **argv) {
                            "in %s fixes it (start a new run to change it)",
                            fixed[i].name, o->resume);
         if (!*o->out) o->out = o->resume;   // keep saving where it lives
+        o->minutes = 0;   // the saved run's step count stands
     }
+    if (o->minutes > 0 && budget_probe(t) < BUDGET_MIN_PROBE)
+        flags_fail("--minutes needs --warmup %d or more, to measure the "
+                   "speed before the step count matters (or give --steps)",
+                   BUDGET_MIN_PROBE);
 }
 
 // ---- building the run ------------------------------------------------------
@@ -291,13 +323,19 @@ static void print_run(const Run *r, const Options *o, int threads) {
     else if (c->steps <= c->warmup)   // the run ends inside its warmup
         snprintf(sched, sizeof sched, "warmup %d: the run ends before the "
                  "peak, no cosine", c->warmup);
+    else if (o->minutes > 0 && !o->decay_given)
+        snprintf(sched, sizeof sched, "warmup %d, cosine to the last step",
+                 c->warmup);
     else
         snprintf(sched, sizeof sched, "warmup %d, cosine to step %d",
                  c->warmup, c->decay_steps);
-    printf("training    preset %s: batch %d x %d = %d tokens/step, %d "
-           "steps, lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
+    char steps[64];
+    snprintf(steps, sizeof steps, o->minutes > 0 ? "up to %d steps (what "
+             "fits in %g min)" : "%d steps", c->steps, o->minutes);
+    printf("training    preset %s: batch %d x %d = %d tokens/step, %s, "
+           "lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
            "%g, clip %g, %d thread%s\n", *o->resume ? "(resumed)" : o->preset,
-           B, T, B * T, c->steps, c->lr, c->min_lr, sched, c->adamw.beta1,
+           B, T, B * T, steps, c->lr, c->min_lr, sched, c->adamw.beta1,
            c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads,
            threads == 1 ? "" : "s");
 }
@@ -375,6 +413,42 @@ static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
     }
 }
 
+static int cmp_double(const void *a, const void *b);
+
+//> budget
+// After the probe's steps: the median step time (the first four left out:
+// caches and threads warm up), an evaluation's cost estimated as its
+// forward passes at a third of a step each, and the step count that fits
+// what is left of the budget, never more than asked.
+static void fit_budget(Run *r, const Options *o, const Outcome *out,
+                       double elapsed, Progress *pr) {
+    TrainConfig *c = &r->trainer.cfg;
+    int n = out->n_times, skip = n > 8 ? 4 : 0;
+    double *t = xmalloc((size_t)n * sizeof *t);
+    memcpy(t, out->times, (size_t)n * sizeof *t);
+    qsort(t + skip, (size_t)(n - skip), sizeof *t, cmp_double);
+    double step = t[skip + (n - skip) / 2];
+    free(t);
+    double eval = 2.0 * c->eval_iters * step / 3;
+    double per_step = step + (c->eval_every > 0 ? eval / c->eval_every : 0);
+    double left = o->minutes * 60 - elapsed - eval;   // the final one too
+    long fit = r->trainer.step + (left > 0 ? (long)(left / per_step) : 0);
+    if (fit >= c->steps) {
+        printf("budget      %.3f s a step here: all %d steps fit in %g "
+               "minutes\n", step, c->steps, o->minutes);
+        return;
+    }
+    if (fit >= 100) fit -= fit % 10;   // a round number to repeat
+    int was = c->steps;
+    c->steps = (int)fit;
+    if (!o->decay_given) c->decay_steps = c->steps;
+    pr->total_steps = c->steps;
+    printf("budget      %.3f s a step here: %d of %d steps fit in %g minutes"
+           " (--steps %d repeats this run)\n", step, c->steps, was,
+           o->minutes, c->steps);
+}
+//< budget
+
 static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     Trainer *t = &r->trainer;
     const TrainConfig *c = &t->cfg;
@@ -387,6 +461,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     signal(SIGINT, on_sigint);
     prof_on = o->profile;
     bool reached = false;
+    double start = time_now();
     while (t->step < c->steps && !reached && !interrupted) {
         StepResult s;
         Error err;
@@ -411,6 +486,11 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
             snprintf(extra, sizeof extra, "loss %.4f  lr %.1e  norm %#.4g",
                      s.loss, s.lr, s.grad_norm);
             progress_update(&pr, t->step, tokens, dt, extra);
+        }
+        if (o->minutes > 0 && t->step == budget_probe(c)
+            && t->step < c->steps) {
+            progress_end(&pr);
+            fit_budget(r, o, out, time_now() - start, &pr);
         }
         bool last = t->step == c->steps;
         prof_on = false;   // evaluations and samples are not profiled

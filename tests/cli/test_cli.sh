@@ -167,6 +167,21 @@ expect 0 "the saved cosine ends at step 4: steps 5 to 6 run at its floor" \
     --quiet --threads 1
 expect 2 "already at step 6" ch6 --resume "$TMP/run" --steps 5
 
+# ch6: the time budget fixes the step count after the warmup's first
+# steps; the run is then the one --steps N gives, bit for bit
+expect 2 "--minutes needs --warmup 5 or more" ch6 --minutes 1 --warmup 2
+expect 0 "budget " ch6 "${tiny[@]}" --minutes 0.00001 --warmup 10 \
+    --eval-every 0
+grep -q "10 of 1800 steps fit in 1e-05 minutes (--steps 10 repeats" \
+    "$TMP/out" || fail "ch6 --minutes: the budget line"
+grep '^eval' "$TMP/out" >"$TMP/budget"
+expect 0 "eval step 10:" ch6 "${tiny[@]}" --steps 10 --warmup 10 \
+    --eval-every 0
+grep '^eval' "$TMP/out" | cmp -s - "$TMP/budget" \
+    || fail "ch6: --minutes and the --steps it printed train differently"
+expect 0 "(default: 5)" ch6 --help
+expect 0 "(default: 0)" ch6 --preset notes --help
+
 # ch7
 expect 2 "--task must be" ch7 --task translate-everything
 expect 2 "--symbols must be in [" ch7 --symbols 0
