@@ -5,6 +5,7 @@ CC ?= cc
 EXERCISES ?= solutions   # folder graded by `make check`
 PORTABLE ?= 0            # 1: no -march=native (binaries that run anywhere)
 NO_BLAS ?= 0             # 1: naive triple-loop GEMM instead of OpenBLAS
+NO_AVX512 ?= 0           # 1: build as for a CPU without AVX-512 (see help)
 SAN ?= 0                 # 1: AddressSanitizer + UBSan build
 NO_INSTALL ?= 0          # 1: never apt-get; stop and say what is missing
 OPT ?= -O3
@@ -15,6 +16,7 @@ export NO_INSTALL NO_BLAS CC
 EXERCISES := $(strip $(EXERCISES))
 override PORTABLE := $(strip $(PORTABLE))
 override NO_BLAS := $(strip $(NO_BLAS))
+override NO_AVX512 := $(strip $(NO_AVX512))
 override SAN := $(strip $(SAN))
 override NO_INSTALL := $(strip $(NO_INSTALL))
 override V := $(strip $(V))
@@ -34,7 +36,7 @@ PROGRAMS := $(addprefix ch,$(CHAPTERS))
 DATA_CHAPTERS := 1 5 6
 
 # ---- build variant: objects for different flags never mix --------------------
-VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)
+VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)$(if $(filter 1,$(NO_AVX512)),-noavx512)
 BUILD := build
 OBJ := $(BUILD)/$(VARIANT)
 
@@ -65,6 +67,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wvla
 # -std=c11 keeps -ffp-contract=off, and no sum is reordered.
 CFLAGS_ALL = -std=c11 $(OPT) -fno-math-errno -fno-trapping-math $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
     $(if $(filter 1,$(PORTABLE)),,-march=native) \
+    $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
     $(if $(HAVE_OPENMP),-fopenmp) \
     $(if $(filter 1,$(NO_BLAS)),-DNO_BLAS,$(BLAS_CFLAGS)) \
     $(if $(filter 1,$(SAN)),$(SANFLAGS)) \
@@ -77,7 +80,7 @@ LIBS_ALL = $(if $(filter 1,$(NO_BLAS)),,$(BLAS_LIBS)) -lm
 chincludes = $(foreach n,$(CHAPTERS),$(if $(shell [ $(n) -le $(1) ] && echo y),-I$(call chdir,$(n))))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps data clean check grade valgrind docs banner FORCE \
+.PHONY: all help deps data clean check grade valgrind docs bench banner FORCE \
         $(PROGRAMS)
 
 # ---- set-up -------------------------------------------------------------------
@@ -136,6 +139,7 @@ $$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcom
 	$$(call say,LINK $$@)$$(CC) $$(LDFLAGS_ALL) $$^ $$(LIBS_ALL) -o $$@
 ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt)
 	@cp $$(OBJ)/ch$(1) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)"
+	$$(if $$(filter 1,$$(NO_AVX512)),@echo "  without AVX-512: run it as OPENBLAS_CORETYPE=Haswell ./ch$(1) (OpenBLAS too)")
 endef
 $(foreach n,$(CHAPTERS),$(eval $(call CHAPTER_RULES,$(n))))
 
@@ -221,6 +225,12 @@ valgrind: data/tinyshakespeare.txt
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-portable/ex/$(EXKEY)/run_tests
 
+# ---- benchmarks ---------------------------------------------------------------------
+# ./ch6 against PyTorch side by side (about 13 minutes; BENCH="--quick" for a
+# smoke test); the report names the CPU and its AVX2 / AVX-512 features.
+bench:
+	bash tests/bench/bench.sh $(BENCH)
+
 # ---- docs ----------------------------------------------------------------------------
 docs: | $(OBJ)/.deps-docs
 	@bash docs/build.sh
@@ -238,12 +248,14 @@ help:
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
+	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"
 	@echo "  make data           fetch Tiny Shakespeare into data/"
 	@echo "  make deps           install every Debian package the project uses"
 	@echo "  make clean          remove build/, docs/site/ and the programs"
 	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"
 	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2  CFLAGS=..."
+	@echo "       NO_AVX512=1 (build as for a CPU without AVX-512; run with OPENBLAS_CORETYPE=Haswell)"
 	@echo "Missing Debian packages are installed with apt-get (sudo when not root)"
 	@echo "by the targets that need them, unless NO_INSTALL=1."
 

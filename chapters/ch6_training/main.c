@@ -273,7 +273,10 @@ static void start_run(Run *r, const Options *o) {
 static void resume_run(Run *r, const Options *o) {
     Error err;
     struct stat st;
-    if (stat(o->resume, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    if (stat(o->resume, &st) != 0)
+        die("--resume %s: %s (give the --out DIR of an earlier run)",
+            o->resume, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", o->resume);
         char *slash = strrchr(dir, '/');

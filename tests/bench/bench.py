@@ -663,14 +663,22 @@ def main():
 
     report = []
     cpu = platform.processor() or platform.machine()
+    features = "unknown"
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
+            info = f.read()
+        cpu = re.search(r"model name\s*:\s*(.*)", info).group(1)
+        have = set(re.search(r"^flags\s*:\s*(.*)$", info, re.M)
+                   .group(1).split())
+        features = ", ".join("%s %s" % (x, "yes" if x in have else "no")
+                             for x in ("avx2", "fma", "avx512f"))
     except (OSError, AttributeError):
         pass
     head = ("Machine: %s, %d cores, %s; load average at start %.2f.  \n"
+            "CPU features: %s; OPENBLAS_CORETYPE %s.  \n"
             % (cpu, os.cpu_count() or 0, platform.platform(),
-               os.getloadavg()[0]))
+               os.getloadavg()[0], features,
+               os.environ.get("OPENBLAS_CORETYPE", "unset")))
     if torch_pip:
         head += "PyTorch (pip): %s (%s BLAS).  \n" % (
             torch_pip["version"], "MKL" if torch_pip["mkl"] else "other")
@@ -681,6 +689,7 @@ def main():
         head += ("Debian PyTorch: not installed (apt-get install "
                  "python3-torch, or --debian-torch install).  \n")
     report.append(head)
+    log(head.replace("  \n", "\n").strip())
 
     passes = [(names[0], env1)] + ([] if a.no_env2 else [(names[1], env2)])
     first = None

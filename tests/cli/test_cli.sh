@@ -161,6 +161,8 @@ fi
 expect 2 "--resume takes the folder a run saved into (its --out DIR), not a" \
     ch6 --resume "$TMP/run/model.safetensors"
 expect 2 "try --resume $TMP/run" ch6 --resume "$TMP/run/model.safetensors"
+expect 1 "--resume $TMP/none: No such file or directory (give the --out DIR" \
+    ch6 --resume "$TMP/none"
 expect 2 "--lr cannot change on --resume" ch6 --resume "$TMP/run" --lr 1e-3
 expect 0 "the saved cosine ends at step 4: steps 5 to 6 run at its floor" \
     ch6 --resume "$TMP/run" --steps 6 --eval-iters 1 --sample-chars 0 \
