@@ -205,7 +205,7 @@ ifeq ($(EXERCISES),solutions)
 # The whole suite with the reference answers: must pass. Then the tests of
 # the grader itself, which grade broken copies of solutions/, and the
 # programs' command lines (tests/cli/test_cli.sh, a few seconds).
-CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter 1 2 3 4 5,$(CHAPTERS)))
+CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter 1 2 3 4 5 7,$(CHAPTERS)))
 check: banner data/tinyshakespeare.txt $(RUNNER) $(GRADER) $(CLI_PROGRAMS)
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
