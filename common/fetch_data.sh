@@ -42,7 +42,7 @@ case $name in
     bleu)   # sacreBLEU's reference numbers: no public copy, only ../shared
         f=sacrebleu_2.6.0_vectors.json
         if [ ! -f "$shared/bleu/$f" ]; then
-            echo "data: $shared/bleu/$f not found; the BLEU tests skip its cases"
+            echo "data: no $shared/bleu/$f; the BLEU tests skip its cases"
             exit 0
         fi
         mkdir -p data/bleu

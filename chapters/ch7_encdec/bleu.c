@@ -9,7 +9,7 @@
 #include "mem.h"
 #include "utf8.h"
 
-// ---- code points -------------------------------------------------------------
+// ---- code points ------------------------------------------------------------
 
 // A growable array of code points.
 typedef struct {
@@ -82,11 +82,12 @@ static int decode_line(Cps *c, const char *s, size_t len, bool lowercase,
 // Python's str.replace(from, to) on c, both ASCII: every occurrence,
 // left to right, none overlapping.
 static void replace_all(Cps *c, const char *from, const char *to) {
-    size_t nf = strlen(from), nt = strlen(to);
-    if (c->n < nf) return;
+    size_t nf = strlen(from), nt = strlen(to), i = 0;
+    while (i < c->n && c->a[i] != (uint8_t)from[0]) i++;
+    if (i == c->n) return;      // the usual case: nothing to replace
     Cps t = {0};
     cps_reserve(&t, c->n + 1);
-    for (size_t i = 0; i < c->n;) {
+    for (i = 0; i < c->n;) {
         size_t k = 0;
         while (k < nf && i + k < c->n && c->a[i + k] == (uint8_t)from[k]) k++;
         if (k == nf) {
@@ -100,7 +101,7 @@ static void replace_all(Cps *c, const char *from, const char *to) {
     *c = t;
 }
 
-// ---- the 13a tokenizer ----------------------------------------------------------
+// ---- the 13a tokenizer ------------------------------------------------------
 
 static bool is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
 static bool is_dot_comma(uint32_t c) { return c == '.' || c == ','; }
@@ -198,7 +199,7 @@ char *bleu_tokenize_13a(const char *line, size_t len, bool lowercase,
     return s;
 }
 
-// ---- counting n-grams -------------------------------------------------------------
+// ---- counting n-grams -------------------------------------------------------
 
 // A hash table of n-grams: sequences of n symbols (code points, or the
 // ids of words), each a pointer into the caller's arrays, with two
@@ -211,19 +212,22 @@ typedef struct {
 
 typedef struct {
     Slot *s;
-    size_t cap;
+    size_t cap;         // slots in use: a power of 2
+    size_t allocated;   // slots allocated
 } Table;
 
-// Empties t, with room for `need` n-grams at half load at most.
+// Empties t, with room for `need` n-grams at half load at most. Only the
+// slots this sentence needs are cleared (and later scanned).
 static void table_clear(Table *t, size_t need) {
     size_t cap = 64;
     while (cap < 2 * need) cap *= 2;
-    if (cap > t->cap) {
+    if (cap > t->allocated) {
         free(t->s);
         t->s = xmalloc(cap * sizeof *t->s);
-        t->cap = cap;
+        t->allocated = cap;
     }
-    memset(t->s, 0, t->cap * sizeof *t->s);
+    t->cap = cap;
+    memset(t->s, 0, cap * sizeof *t->s);
 }
 
 static uint32_t hash_seq(const uint32_t *k, int n) {
@@ -368,7 +372,7 @@ void bleu_compute(BleuResult *r) {
 }
 //< bleu-score
 
-// ---- chrF ---------------------------------------------------------------------------
+// ---- chrF -------------------------------------------------------------------
 
 // The text of a line without its whitespace (sacreBLEU's
 // ''.join(line.split())).
@@ -449,7 +453,7 @@ void chrf_compute(ChrfResult *r) {
 }
 //< chrf-score
 
-// ---- printing ---------------------------------------------------------------------
+// ---- printing ---------------------------------------------------------------
 
 const char *bleu_signature(bool lowercase) {
     return lowercase

@@ -4,13 +4,13 @@
 //
 // Six pieces of the encoder-decoder: the masks of a padded batch, the
 // cross-attention, the label-smoothed loss, the decoder layer's wiring,
-// and the two ways of decoding; and the score of its translations, BLEU. All tensors are float32 and row-major. You
-// may use anything in common/ and in chapters 1 to 6, the parts of this
-// chapter that each exercise names, and your own answers to other
-// exercises. Calling the chapter's own version of what you are writing
-// (print_attention_masks, xattn_forward, smoothed_xent_*,
-// decoder_forward, greedy_decode, beam_decode, bleu_*) would pass and
-// teach nothing.
+// and the two ways of decoding; and the score of its translations, BLEU.
+// All tensors are float32 and row-major. You may use anything in common/
+// and in chapters 1 to 6, the parts of this chapter that each exercise
+// names, and your own answers to other exercises. Calling the chapter's
+// own version of what you are writing (print_attention_masks,
+// xattn_forward, smoothed_xent_*, decoder_forward, greedy_decode,
+// beam_decode, bleu_*) would pass and teach nothing.
 #ifndef CH7_EXERCISES_H
 #define CH7_EXERCISES_H
 

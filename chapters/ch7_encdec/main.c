@@ -135,7 +135,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
     t->min_lr = t->lr / 10;
 }
 
-// ---- scoring files: ./ch7 --bleu HYP REF --------------------------------------
+// ---- scoring files: ./ch7 --bleu HYP REF ------------------------------------
 
 // The lines of a file, as Python reads them: split at '\n' (a "\r\n" is
 // one line end), no empty line after a final '\n'. The strings point

@@ -152,7 +152,7 @@ START_TEST(chrf_our_cases) {
 }
 END_TEST
 
-// ---- properties --------------------------------------------------------------
+// ---- properties -------------------------------------------------------------
 
 // Every hypothesis and reference of our cases, as one corpus of lines.
 static int all_lines(const char ***lines, Json **root) {

@@ -1257,7 +1257,7 @@ TCase *ex7_6_tcase(void) {
     return tc;
 }
 
-// ---- 7.7 BLEU ----------------------------------------------------------------
+// ---- 7.7 BLEU ---------------------------------------------------------------
 
 // Splits a 13a line (words joined by single spaces) into words, in place.
 static int split_words(char *line, const char **w, int cap) {
