@@ -101,6 +101,14 @@ data: data/tinyshakespeare.txt
 data/tinyshakespeare.txt: | $(OBJ)/.deps-data
 	@bash common/fetch_data.sh tinyshakespeare
 
+# sacreBLEU's numbers for chapter 7's BLEU tests. No public copy: only
+# from ../shared/data/bleu/; without it the script says so in one line
+# and the tests skip those cases.
+BLEU_VECTORS := data/bleu/sacrebleu_2.6.0_vectors.json
+data check valgrind: $(BLEU_VECTORS)
+$(BLEU_VECTORS): | $(OBJ)/.deps-data
+	@bash common/fetch_data.sh bleu
+
 banner: | $(OBJ)/.deps-build
 	@echo "build: $(CC), $(VARIANT) -> $(OBJ)/"
 	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
@@ -250,7 +258,8 @@ help:
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"
-	@echo "  make data           fetch Tiny Shakespeare into data/"
+	@echo "  make data           fetch Tiny Shakespeare (and, from ../shared, the"
+	@echo "                      BLEU test vectors) into data/"
 	@echo "  make deps           install every Debian package the project uses"
 	@echo "  make clean          remove build/, docs/site/ and the programs"
 	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"

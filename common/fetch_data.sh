@@ -6,7 +6,7 @@
 # files are never part of the repository.
 set -euo pipefail
 
-name=${1:?usage: fetch_data.sh tinyshakespeare}
+name=${1:?usage: fetch_data.sh tinyshakespeare|bleu}
 shared=../shared/data
 mkdir -p data
 
@@ -39,5 +39,14 @@ case $name in
         fetch data/tinyshakespeare.txt "$shared/tinyshakespeare.txt" \
             https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt \
             86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed ;;
+    bleu)   # sacreBLEU's reference numbers: no public copy, only ../shared
+        f=sacrebleu_2.6.0_vectors.json
+        if [ ! -f "$shared/bleu/$f" ]; then
+            echo "data: no $shared/bleu/$f; the BLEU tests skip its cases"
+            exit 0
+        fi
+        mkdir -p data/bleu
+        fetch "data/bleu/$f" "$shared/bleu/$f" "(no public download)" \
+            317e20a315c05226ff479451a0f222a96f9854add1dc54951c4b9e3028a5ec3b ;;
     *) echo "error: unknown data set '$name'" >&2; exit 2 ;;
 esac

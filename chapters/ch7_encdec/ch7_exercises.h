@@ -4,13 +4,13 @@
 //
 // Six pieces of the encoder-decoder: the masks of a padded batch, the
 // cross-attention, the label-smoothed loss, the decoder layer's wiring,
-// and the two ways of decoding. All tensors are float32 and row-major. You
-// may use anything in common/ and in chapters 1 to 6, the parts of this
-// chapter that each exercise names, and your own answers to other
-// exercises. Calling the chapter's own version of what you are writing
-// (print_attention_masks, xattn_forward, smoothed_xent_*,
-// decoder_forward, greedy_decode, beam_decode) would pass and teach
-// nothing.
+// and the two ways of decoding; and the score of its translations, BLEU.
+// All tensors are float32 and row-major. You may use anything in common/
+// and in chapters 1 to 6, the parts of this chapter that each exercise
+// names, and your own answers to other exercises. Calling the chapter's
+// own version of what you are writing (print_attention_masks,
+// xattn_forward, smoothed_xent_*, decoder_forward, greedy_decode,
+// beam_decode, bleu_*) would pass and teach nothing.
 #ifndef CH7_EXERCISES_H
 #define CH7_EXERCISES_H
 
@@ -188,5 +188,41 @@ int ex_beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
                    bool *done,    // (B,) or NULL
                    float *score,  // (B,) or NULL
                    Error *err);
+
+// Exercise 7.7 - BLEU's two halves, as bleu.h defines them (sacreBLEU's
+// defaults). First one sentence: hyp (nh words) against its reference
+// ref (nr words), each word a C string; two n-grams are equal when their
+// words are (strcmp). For n = 1..4, write
+//   totals[n-1] = the number of n-grams of hyp: nh - n + 1, or 0 when
+//                 hyp is shorter than n words
+//   counts[n-1] = the clipped matches: over the DISTINCT n-grams g of
+//                 hyp, the sum of min(times g is in hyp, times in ref)
+// "the the the the" against "the cat on the mat" matches 2 unigrams, not
+// 4. Both arrays are overwritten. nh or nr may be 0. A few dozen words:
+// comparing every pair of n-grams is fast enough.
+void ex_bleu_ngram_stats(long counts[4],             // out
+                         long totals[4],             // out
+                         const char *const *hyp,     // (nh,) words
+                         int nh,
+                         const char *const *ref,     // (nr,) words
+                         int nr);
+
+// Then the corpus: from counts and totals summed over every sentence and
+// the corpus lengths c = sys_len and r = ref_len (in words), return the
+// score in percent and write the precisions (percent) and *bp:
+//   *bp = 1 when c >= r; exp(1 - r / c) when 0 < c < r; 0 when c = 0.
+//   When every count is 0: all precisions 0, return 0.
+//   For n = 1, 2, 3, 4 in order, stopping at the first n whose total is 0
+//   (its precision and those after it stay 0):
+//     p_n = 100 * counts / totals, but when counts is 0 ("exp"
+//     smoothing): the k-th such order (k = 1, 2, ...) gets
+//     p_n = 100 / (2^k * totals).
+//   score = *bp * exp((log p_1 + log p_2 + log p_3 + log p_4) / 4), with
+//   log 0 taken as -9999999999 (so a precision left at 0 gives 0).
+// All in double.
+double ex_bleu_score(double precisions[4],           // out, percent
+                     double *bp,                     // out
+                     const long counts[4], const long totals[4],
+                     long sys_len, long ref_len);
 
 #endif

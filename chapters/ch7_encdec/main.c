@@ -7,11 +7,13 @@
 //   ./ch7                        reverse, until 100% held-out exact match
 //   ./ch7 --task sort --steps 3000
 //   ./ch7 --help
+//   ./ch7 --bleu HYP REF         BLEU and chrF of a file of translations
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bleu.h"
 #include "decode.h"
 #include "error.h"
 #include "flags.h"
@@ -24,6 +26,7 @@
 #include "threads.h"
 #include "timer.h"
 #include "train.h"
+#include "utf8.h"
 
 typedef struct {
     const char *task;
@@ -77,7 +80,11 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 7: an encoder-decoder Transformer learns to copy, "
                 "reverse or sort\nrandom strings, and shows its masks, its "
-                "decoding and its cross-attention.");
+                "decoding and its cross-attention.\n\n"
+                "./ch7 --bleu HYP REF [--lowercase] only scores the file HYP "
+                "(one translation a\nline) against REF (one reference a "
+                "line) with BLEU and chrF as sacreBLEU 2.6.0\ndoes by "
+                "default; --lowercase makes BLEU case-insensitive (-lc).");
     if (task_kind_parse(o->task, &task->kind) != 0)
         flags_fail("--task must be copy, reverse or sort, got '%s'",
                    o->task);
@@ -126,6 +133,89 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
                    "more --symbols or longer strings", strings, o->held_out);
     t->decay_steps = t->steps;
     t->min_lr = t->lr / 10;
+}
+
+// ---- scoring files: ./ch7 --bleu HYP REF ------------------------------------
+
+// The lines of a file, as Python reads them: split at '\n' (a "\r\n" is
+// one line end), no empty line after a final '\n'. The strings point
+// into *text, which the caller frees with the array.
+static char **read_lines(const char *path, int *n, char **text) {
+    Error err;
+    size_t len;
+    char *t = read_file(path, &len, &err);
+    if (!t) die("%s", err.msg);
+    if (strlen(t) != len) die("%s: holds a NUL byte", path);
+    int cap = 16, k = 0;
+    char **lines = xmalloc((size_t)cap * sizeof *lines);
+    for (char *p = t; *p;) {
+        char *end = strchr(p, '\n');
+        if (k == cap) lines = xrealloc(lines, (size_t)(cap *= 2)
+                                              * sizeof *lines);
+        lines[k++] = p;
+        if (!end) break;
+        if (end > p && end[-1] == '\r') end[-1] = 0;
+        *end = 0;
+        p = end + 1;
+    }
+    *n = k;
+    *text = t;
+    return lines;
+}
+
+// Prints both scores, signatures included, lined up at their '=' as
+// sacreBLEU's command line does (`sacrebleu REF -i HYP -m bleu chrf -w 2`).
+static _Noreturn void bleu_main(const char *hyp_path, const char *ref_path,
+                                bool lowercase) {
+    int nh, nr;
+    char *ht, *rt;
+    char **hyps = read_lines(hyp_path, &nh, &ht);
+    char **refs = read_lines(ref_path, &nr, &rt);
+    if (nh != nr)
+        die("%s has %d lines but %s has %d: one translation a line for "
+            "each reference", hyp_path, nh, ref_path, nr);
+    Error err;
+    BleuResult b;
+    ChrfResult c;
+    if (bleu_corpus(&b, (const char *const *)hyps, (const char *const *)refs,
+                    nh, lowercase, &err) != 0
+        || chrf_corpus(&c, (const char *const *)hyps,
+                       (const char *const *)refs, nh, false, &err) != 0)
+        die("%s", err.msg);
+    char lines[2][512];
+    bleu_format(lines[0], sizeof lines[0], &b, true);
+    chrf_format(lines[1], sizeof lines[1], &c, true);
+    int eq[2], w = 0;
+    for (int i = 0; i < 2; i++) {
+        eq[i] = (int)(strstr(lines[i], " = ") - lines[i]);
+        if (eq[i] > w) w = eq[i];
+    }
+    for (int i = 0; i < 2; i++) printf("%*s%s\n", w - eq[i], "", lines[i]);
+    free(hyps), free(refs), free(ht), free(rt);
+    exit(0);
+}
+
+// `--bleu HYP REF` takes two values, which the flag parser cannot: it is
+// read here, before the parser sees the command line.
+static void bleu_mode(int argc, char **argv) {
+    int at = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--bleu") == 0) at = i;
+    if (!at) return;
+    const char *files[2] = {NULL, NULL};
+    bool lowercase = false;
+    int nf = 0;
+    for (int i = 1; i < argc; i++) {
+        if (i == at) continue;
+        if (strcmp(argv[i], "--lowercase") == 0) lowercase = true;
+        else if (strcmp(argv[i], "--help") == 0) return;
+        else if (strncmp(argv[i], "--", 2) == 0 || nf == 2)
+            flags_fail("--bleu HYP REF takes no other argument but "
+                       "--lowercase, got '%s'", argv[i]);
+        else files[nf++] = argv[i];
+    }
+    if (nf < 2) flags_fail("--bleu needs two files: HYP REF");
+    bleu_main(files[0], files[1], lowercase);
 }
 
 // ---- the data --------------------------------------------------------------
@@ -297,6 +387,7 @@ static void show_examples(const Seq2Seq *m, const Task *task,
 
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);
+    bleu_mode(argc, argv);
     Options o = {.task = "reverse", .symbols = 10, .min_len = 3,
                  .max_len = 8, .embd = 32, .layers = 2, .heads = 4,
                  .ffn = 128, .dropout = 0, .smoothing = 0.1f,

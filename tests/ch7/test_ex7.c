@@ -4,7 +4,10 @@
 // tests/reference/gen_ch7_ex.py, ch7_loss.txt, ch7_decoder.txt) and
 // chapter 7's own code (print_attention_masks, xattn_forward,
 // smoothed_xent_*, decoder_forward and decoder_backward, greedy_decode,
-// beam_decode), never from the reference solutions.
+// beam_decode, bleu_corpus and bleu_compute), and sacreBLEU 2.6.0's
+// numbers (tests/reference/ch7_bleu.json of gen_bleu.py, and the course's
+// vectors when `make data` found them), never from the reference
+// solutions.
 //
 // The wrong versions each exercise's tests are meant to catch (each was
 // tried as a change of the reference solution, graded with `make check
@@ -39,6 +42,15 @@
 //        to the new beams; a hypothesis cut at the limit marked as ended
 //        by <eos>; ties ranked by the higher row; an equal score
 //        replacing the best.
+//   7.7  unclipped counts (every hypothesis n-gram found in the reference
+//        counted); each occurrence of a repeated n-gram clipped again;
+//        the hypothesis's count, or the reference's, instead of the
+//        smaller; totals of len - n, or the last n-gram of a sentence
+//        missed; BP applied as exp(1 - c/r) when c > r too; BP with r/c
+//        swapped (exp(1 - c/r) when c < r); BP 1 for an empty corpus; the
+//        arithmetic mean of the precisions; no smoothing (a 0 precision
+//        kept); 1/(k+1) instead of 1/2^k; an order without n-grams not
+//        ending the loop (100 / 0); no early 0 when nothing matches.
 // Not caught, knowingly: a log-sum-exp kept in float (7.3, 7.6), which is
 // within the tolerances; and in 7.6 an <eos> taken from ranks k .. 2k-1,
 // or candidates walked past the first 2k, neither of which can change
@@ -52,6 +64,8 @@
 #include <string.h>
 
 #include "ch4/ch4_util.h"
+#include "bleu.h"
+#include "bleu_cases.h"
 #include "ch7_exercises.h"
 #include "decode.h"
 #include "decoder.h"
@@ -1240,5 +1254,197 @@ TCase *ex7_6_tcase(void) {
     tcase_add_test(tc, ex7_6_beam_one_alpha_zero_is_greedy);
     tcase_add_test(tc, ex7_6_limits_and_nulls);
     tcase_add_test(tc, ex7_6_ties);
+    return tc;
+}
+
+// ---- 7.7 BLEU ---------------------------------------------------------------
+
+// Splits a 13a line (words joined by single spaces) into words, in place.
+static int split_words(char *line, const char **w, int cap) {
+    int n = 0;
+    for (char *t = strtok(line, " "); t; t = strtok(NULL, " ")) {
+        ck_assert(n < cap);
+        w[n++] = t;
+    }
+    return n;
+}
+
+static void ex7_7_stats_case(const char *what, const char *hyp,
+                             const char *ref, const long want_c[4],
+                             const long want_t[4]) {
+    char h[256], r[256];
+    const char *hw[64], *rw[64];
+    snprintf(h, sizeof h, "%s", hyp);
+    snprintf(r, sizeof r, "%s", ref);
+    int nh = split_words(h, hw, 64), nr = split_words(r, rw, 64);
+    long c[4] = {77, 77, 77, 77}, t[4] = {77, 77, 77, 77};
+    ex_bleu_ngram_stats(c, t, hw, nh, rw, nr);
+    for (int n = 0; n < 4; n++)
+        ck_assert_msg(c[n] == want_c[n] && t[n] == want_t[n], "%s: '%s' "
+                      "against '%s': %d-grams: %ld of %ld match, want %ld "
+                      "of %ld", what, hyp, ref, n + 1, c[n], t[n],
+                      want_c[n], want_t[n]);
+}
+
+START_TEST(ex7_7_stats_by_hand) {
+    // Papineni et al.'s example: 7 "the", the reference holds 2
+    ex7_7_stats_case("clipping", "the the the the the the the",
+                     "the cat is on the mat", (long[]){2, 0, 0, 0},
+                     (long[]){7, 6, 5, 4});
+    // a b: hyp 2, ref 1 -> 1; "a b" hyp 2, ref 1 -> 1; "b a" 1
+    ex7_7_stats_case("repeats", "a b a b", "a b a c", (long[]){3, 2, 1, 0},
+                     (long[]){4, 3, 2, 1});
+    ex7_7_stats_case("reference repeats more", "x y x", "x x x y x y",
+                     (long[]){3, 2, 1, 0}, (long[]){3, 2, 1, 0});
+    ex7_7_stats_case("two words", "x y", "y x", (long[]){2, 0, 0, 0},
+                     (long[]){2, 1, 0, 0});
+    ex7_7_stats_case("empty hypothesis", "", "a b c", (long[]){0, 0, 0, 0},
+                     (long[]){0, 0, 0, 0});
+    ex7_7_stats_case("empty reference", "a b c", "", (long[]){0, 0, 0, 0},
+                     (long[]){3, 2, 1, 0});
+    ex7_7_stats_case("words are compared whole", "ab c abc", "a bc ab c",
+                     (long[]){2, 1, 0, 0}, (long[]){3, 2, 1, 0});
+}
+END_TEST
+
+// Every sentence of a file of cases: the exercise's statistics against
+// bleu_corpus on that sentence alone, and their sums against sacreBLEU's.
+static void ex7_7_stats_file(const char *path, bool optional) {
+    Json *root;
+    const Json *cases = bleu_cases_load(path, optional, &root);
+    if (!cases) return;
+    for (int i = 0; i < cases->n; i++) {
+        BleuCase bc;
+        bleu_case_get(&bc, cases, i);
+        long sum_c[4] = {0}, sum_t[4] = {0};
+        for (int k = 0; k < bc.n; k++) {
+            // sacreBLEU's words, lowercased when the case is
+            BleuResult one;
+            Error err;
+            ck_assert(bleu_corpus(&one, &bc.hyps[k], &bc.refs[k], 1,
+                                  bc.lowercase, &err) == 0);
+            char *h = bleu_tokenize_13a(bc.hyps[k], strlen(bc.hyps[k]),
+                                        bc.lowercase, &err);
+            char *r = bleu_tokenize_13a(bc.refs[k], strlen(bc.refs[k]),
+                                        bc.lowercase, &err);
+            const char *hw[256], *rw[256];
+            int nh = split_words(h, hw, 256), nr = split_words(r, rw, 256);
+            long c[4], t[4];
+            ex_bleu_ngram_stats(c, t, hw, nh, rw, nr);
+            for (int n = 0; n < 4; n++) {
+                ck_assert_msg(c[n] == one.counts[n] && t[n] == one.totals[n],
+                              "case %s, sentence %d: %d-grams: %ld of %ld "
+                              "match, bleu_corpus says %ld of %ld", bc.name,
+                              k + 1, n + 1, c[n], t[n], one.counts[n],
+                              one.totals[n]);
+                sum_c[n] += c[n], sum_t[n] += t[n];
+            }
+            free(h), free(r);
+        }
+        for (int n = 0; n < 4; n++)
+            ck_assert_msg(sum_c[n] == (long)bleu_case_num(&bc, "counts", n)
+                          && sum_t[n] == (long)bleu_case_num(&bc, "totals",
+                                                             n),
+                          "case %s: %d-grams: %ld of %ld match, sacreBLEU "
+                          "%.0f of %.0f", bc.name, n + 1, sum_c[n], sum_t[n],
+                          bleu_case_num(&bc, "counts", n),
+                          bleu_case_num(&bc, "totals", n));
+        bleu_case_free(&bc);
+    }
+    json_free(root);
+}
+
+START_TEST(ex7_7_stats_sacrebleu) {
+    ex7_7_stats_file(BLEU_FIXTURE, false);
+    ex7_7_stats_file(BLEU_VECTORS, true);
+}
+END_TEST
+
+static void ex7_7_score_case(const char *what, const long c[4],
+                             const long t[4], long sys_len, long ref_len,
+                             double want, const double want_p[4],
+                             double want_bp) {
+    double p[4] = {-1, -1, -1, -1}, bp = -1;
+    double s = ex_bleu_score(p, &bp, c, t, sys_len, ref_len);
+    ck_assert_msg(fabs(bp - want_bp) <= 1e-12 * want_bp, "%s: bp %.17g, want "
+                  "%.17g (hyp_len %ld, ref_len %ld)", what, bp, want_bp,
+                  sys_len, ref_len);
+    for (int n = 0; n < 4; n++)
+        ck_assert_msg(fabs(p[n] - want_p[n]) <= 1e-12 * want_p[n], "%s: "
+                      "precision %d is %.17g, want %.17g (%ld of %ld)", what,
+                      n + 1, p[n], want_p[n], c[n], t[n]);
+    ck_assert_msg(fabs(s - want) <= 1e-9 * want, "%s: score %.17g, want "
+                  "%.17g", what, s, want);
+}
+
+// Every case of a file: its statistics through the exercise, against
+// sacreBLEU's numbers and bleu_compute's.
+static void ex7_7_score_file(const char *path, bool optional) {
+    Json *root;
+    const Json *cases = bleu_cases_load(path, optional, &root);
+    if (!cases) return;
+    for (int i = 0; i < cases->n; i++) {
+        BleuCase bc;
+        bleu_case_get(&bc, cases, i);
+        BleuResult r = {0};
+        double p[4];
+        for (int n = 0; n < 4; n++) {
+            r.counts[n] = (long)bleu_case_num(&bc, "counts", n);
+            r.totals[n] = (long)bleu_case_num(&bc, "totals", n);
+            p[n] = bleu_case_num(&bc, "precisions", n);
+        }
+        r.sys_len = (long)bleu_case_num(&bc, "sys_len", -1);
+        r.ref_len = (long)bleu_case_num(&bc, "ref_len", -1);
+        char what[128];
+        snprintf(what, sizeof what, "case %s (sacreBLEU)", bc.name);
+        ex7_7_score_case(what, r.counts, r.totals, r.sys_len, r.ref_len,
+                         bleu_case_num(&bc, "score", -1), p,
+                         bleu_case_num(&bc, "bp", -1));
+        bleu_compute(&r);
+        snprintf(what, sizeof what, "case %s (bleu_compute)", bc.name);
+        ex7_7_score_case(what, r.counts, r.totals, r.sys_len, r.ref_len,
+                         r.score, r.precisions, r.bp);
+        bleu_case_free(&bc);
+    }
+    json_free(root);
+}
+
+START_TEST(ex7_7_score_sacrebleu) {
+    ex7_7_score_file(BLEU_FIXTURE, false);
+    ex7_7_score_file(BLEU_VECTORS, true);
+}
+END_TEST
+
+START_TEST(ex7_7_score_by_hand) {
+    // all four orders match: the geometric mean of 80, 50, 25, 10 is
+    // 100 * (0.8 * 0.5 * 0.25 * 0.1)^(1/4), times exp(1 - 12/10)
+    ex7_7_score_case("short", (long[]){8, 4, 2, 1}, (long[]){10, 8, 8, 10},
+                     10, 12, exp(1 - 1.2) * 100 * pow(0.01, 0.25),
+                     (double[]){80, 50, 25, 10}, exp(1 - 1.2));
+    // longer than the reference: no penalty, whatever the ratio
+    ex7_7_score_case("long", (long[]){8, 4, 2, 1}, (long[]){10, 8, 8, 10},
+                     30, 12, 100 * pow(0.01, 0.25),
+                     (double[]){80, 50, 25, 10}, 1.0);
+    // orders 2 and 4 without a match: 1/2, then 1/4 of a match
+    ex7_7_score_case("smoothed", (long[]){5, 0, 1, 0}, (long[]){10, 9, 8, 7},
+                     10, 10, 100 * pow(0.5 / 18 * 1 / 8 * 1 / 28, 0.25),
+                     (double[]){50, 100.0 / 18, 12.5, 100.0 / 28}, 1.0);
+    // no 4-gram at all (every hypothesis shorter than 4 words): 0
+    ex7_7_score_case("no 4-grams", (long[]){3, 1, 1, 0}, (long[]){3, 2, 1, 0},
+                     3, 3, 0, (double[]){100, 50, 100, 0}, 1.0);
+    // nothing matches: 0, every precision 0
+    ex7_7_score_case("no match", (long[]){0, 0, 0, 0}, (long[]){4, 3, 2, 1},
+                     4, 5, 0, (double[]){0, 0, 0, 0}, exp(1 - 5.0 / 4));
+    ex7_7_score_case("empty", (long[]){0, 0, 0, 0}, (long[]){0, 0, 0, 0},
+                     0, 5, 0, (double[]){0, 0, 0, 0}, 0);
+}
+END_TEST
+
+TCase *ex7_7_tcase(void) {
+    TCase *tc = tcase_new("ex7.7", "ch7 exercises");
+    tcase_add_test(tc, ex7_7_stats_by_hand);
+    tcase_add_test(tc, ex7_7_stats_sacrebleu);
+    tcase_add_test(tc, ex7_7_score_by_hand);
+    tcase_add_test(tc, ex7_7_score_sacrebleu);
     return tc;
 }

@@ -2,7 +2,7 @@
 # test_cli.sh - the chapter programs' command lines: bad flags give one
 # error line and exit status 2, defaults shown by --help are real, and the
 # behaviours the flags promise (ch2's causality, ch5's scoring and
-# sampling) hold. Run by `make check` from the repository root:
+# sampling, ch7's --bleu) hold. Run by `make check` from the repository root:
 #
 #   bash tests/cli/test_cli.sh [folder holding ch1 .. ch7]   (default: .)
 #
@@ -190,6 +190,25 @@ expect 2 "--symbols must be in [" ch7 --symbols 0
 expect 2 "--max-len must be in [9, " ch7 --min-len 9 --max-len 8
 expect 2 "--beam must be in [" ch7 --beam 0
 expect 2 "--save is empty" ch7 --save ''
+
+# ch7 --bleu: scores two files and exits, without training; the lines are
+# sacreBLEU's (`sacrebleu REF -i HYP -m bleu chrf -w 2`)
+printf 'A man rides.\nhello there , x\n' >"$TMP/hyp.txt"
+printf 'A man is riding.\nhello there, y\n' >"$TMP/ref.txt"
+printf 'A man rides.\n' >"$TMP/one.txt"
+expect 0 "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 = \
+34.53 75.0/50.0/25.0/25.0 (BP = 0.882 ratio = 0.889 hyp_len = 8 ref_len = 9)" \
+    ch7 --bleu "$TMP/hyp.txt" "$TMP/ref.txt"
+grep -qxF "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|\
+version:2.6.0 = 56.84" "$TMP/out" || fail "ch7 --bleu: no chrF2 line"
+[ "$(wc -l <"$TMP/out")" = 2 ] || fail "ch7 --bleu printed more than 2 lines"
+expect 0 "case:lc" ch7 --bleu "$TMP/hyp.txt" "$TMP/ref.txt" --lowercase
+expect 1 "has 1 lines but" ch7 --bleu "$TMP/one.txt" "$TMP/ref.txt"
+expect 1 "cannot open $TMP/none.txt" ch7 --bleu "$TMP/none.txt" "$TMP/ref.txt"
+expect 2 "--bleu needs two files" ch7 --bleu "$TMP/hyp.txt"
+expect 2 "got '--steps'" ch7 --bleu "$TMP/hyp.txt" "$TMP/ref.txt" --steps 3
+printf 'caf\xc3\n' >"$TMP/bad.txt"
+expect 1 "hypothesis 1" ch7 --bleu "$TMP/bad.txt" "$TMP/one.txt"
 
 echo "cli: $runs runs, $fails failure$([ $fails = 1 ] || echo s)"
 [ "$fails" = 0 ]
