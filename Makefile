@@ -226,6 +226,13 @@ valgrind: data/tinyshakespeare.txt $(MULTI30K)
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-portable/ex/$(EXKEY)/run_tests
 
+# The numbers of chapter 7's text about subwords (tests/bench/bpe_stats.c).
+$(OBJ)/bpe_stats: tests/bench/bpe_stats.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $(call chincludes,7) $^ $(LIBS_ALL) -o $@
+bpe-stats: $(OBJ)/bpe_stats $(MULTI30K)
+	$(OBJ)/bpe_stats
+.PHONY: bpe-stats
+
 # ---- docs ----------------------------------------------------------------------------
 docs: | $(OBJ)/.deps-docs
 	@bash docs/build.sh
