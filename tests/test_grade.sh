@@ -56,8 +56,8 @@ else
     [ "$(score 1.1)" = 1.5 ] || fail "wrong decode scored $(score 1.1)"
     [ "$(score 6.4)" = 0 ] || fail "6.4, not linking, scored $(score 6.4)"
     [ "$(score 5.6)" = 3 ] || fail "5.6 scored $(score 5.6), not 3"
-    [ "$(total "$out/results.json")" = 87.5 ] \
-        || fail "total $(total "$out/results.json"), not 97 - 9.5"
+    [ "$(total "$out/results.json")" = 91.5 ] \
+        || fail "total $(total "$out/results.json"), not 101 - 9.5"
     j=$out/results.json
     has "$j" \
         '"output": "does not compile: 0 of 3 tests passed\\n.*ch2/ex2_1_softmax.c:[0-9:]* error: expected' \
