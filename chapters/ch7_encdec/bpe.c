@@ -436,57 +436,70 @@ static void learner_free(Learner *L) {
 }
 
 // The distinct pieces of the texts with their frequencies, in the order
-// they first appear.
+// they first appear. Each line is checked to be UTF-8 first.
 static int count_words(StrTab *words, long **freq, const char *const *texts,
                        const size_t *lens, int n_texts, Error *err) {
     int cap = 0;
+    size_t room = 0;
+    uint32_t *cps = NULL;
     for (int k = 0; k < n_texts; k++) {
         const char *s = texts[k];
-        size_t n = lens[k];
-        if (memchr(s, '\0', n))
-            return error_set(err, "text %d holds a NUL byte", k + 1);
-        uint32_t *cps = xmalloc((n ? n : 1) * sizeof *cps);
-        Error bad;
-        long ok = utf8_decode(s, n, cps, &bad);
-        free(cps);
-        if (ok < 0) return error_set(err, "text %d: %s", k + 1, bad.msg);
-        for (size_t i = 0; i < n;) {
-            if (s[i] == '\n') { i++; continue; }
-            size_t e = piece_end(s, i, n, '\n');
-            if (e - i > INT_MAX / 2)
-                return error_set(err, "text %d: a word of %zu bytes", k + 1,
-                                 e - i);
-            int w = st_find(words, s + i, (int)(e - i));
-            if (w < 0) {
-                w = st_add(words, s + i, (int)(e - i));
-                if (w == cap) {
-                    cap = cap ? 2 * cap : 1024;
-                    *freq = xrealloc(*freq, (size_t)cap * sizeof **freq);
-                }
-                (*freq)[w] = 0;
+        size_t n = lens[k], line = 0;
+        for (size_t i = 0; i < n; line++) {
+            const char *nl = memchr(s + i, '\n', n - i);
+            size_t end = nl ? (size_t)(nl - s) : n;
+            if (end - i > room)
+                cps = xrealloc(cps, (room = 2 * (end - i)) * sizeof *cps);
+            Error bad;
+            if (memchr(s + i, '\0', end - i)) {
+                free(cps);
+                return error_set(err, "text %d, line %zu holds a NUL byte",
+                                 k + 1, line + 1);
             }
-            (*freq)[w]++;
-            i = e;
+            if (utf8_decode(s + i, end - i, cps, &bad) < 0) {
+                free(cps);
+                return error_set(err, "text %d, line %zu: %s", k + 1,
+                                 line + 1, bad.msg);
+            }
+            if (end - i > INT_MAX / 2) {
+                free(cps);
+                return error_set(err, "text %d, line %zu is too long", k + 1,
+                                 line + 1);
+            }
+            while (i < end) {
+                size_t e = piece_end(s, i, end, '\n');
+                int w = st_find(words, s + i, (int)(e - i));
+                if (w < 0) {
+                    w = st_add(words, s + i, (int)(e - i));
+                    if (w == cap) {
+                        cap = cap ? 2 * cap : 1024;
+                        *freq = xrealloc(*freq, (size_t)cap * sizeof **freq);
+                    }
+                    (*freq)[w] = 0;
+                }
+                (*freq)[w]++;
+                i = e;
+            }
+            i = end + 1;
         }
     }
+    free(cps);
     return 0;
 }
 
-// The alphabet: every code point of the words, ascending.
-static void find_alphabet(Bpe *t, const StrTab *words, const uint32_t *cps,
-                          const int *cp_start, const int *cp_len) {
-    uint8_t *have = xcalloc(0x110000 / 8, 1);
-    for (int w = 0; w < words->n; w++)
-        for (int i = 0; i < cp_len[w]; i++) {
-            uint32_t c = cps[cp_start[w] + i];
-            have[c / 8] |= (uint8_t)(1u << (c % 8));
-        }
+// The alphabet: the code points among cps[0 .. n-1], ascending, each
+// once (a bit per code point, read 64 at a time).
+static void find_alphabet(Bpe *t, const uint32_t *cps, long n) {
+    enum { NW = 0x110000 / 64 };
+    uint64_t *have = xcalloc(NW, sizeof *have);
+    for (long i = 0; i < n; i++) have[cps[i] / 64] |= 1ull << (cps[i] % 64);
     int A = 0;
-    for (uint32_t c = 0; c < 0x110000; c++) A += have[c / 8] >> (c % 8) & 1;
+    for (int w = 0; w < NW; w++) A += __builtin_popcountll(have[w]);
     t->chars = xmalloc((size_t)(A ? A : 1) * sizeof *t->chars);
     t->n_chars = 0;
-    for (uint32_t c = 0; c < 0x110000; c++)
-        if (have[c / 8] >> (c % 8) & 1) t->chars[t->n_chars++] = c;
+    for (int w = 0; w < NW; w++)
+        for (uint64_t b = have[w]; b; b &= b - 1)
+            t->chars[t->n_chars++] = (uint32_t)(64 * w + __builtin_ctzll(b));
     free(have);
 }
 
@@ -511,7 +524,7 @@ static int learner_init(Learner *L, Bpe *t, const char *const *texts,
         cp_start[w] = (int)total, cp_len[w] = (int)c;
         total += c;
     }
-    find_alphabet(t, &words, cps, cp_start, cp_len);
+    find_alphabet(t, cps, total);
     *L = (Learner){0};
     L->W = W;
     L->start = cp_start, L->len = cp_len, L->freq = freq;
