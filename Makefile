@@ -34,6 +34,8 @@ chdir = $(filter chapters/ch$(1)_%,$(CHAPTER_DIRS))
 PROGRAMS := $(addprefix ch,$(CHAPTERS))
 # chapters whose programs read Tiny Shakespeare by default
 DATA_CHAPTERS := 1 5 6
+# Multi30k (chapter 7): train.de is unpacked last, so it stands for all six
+MULTI30K := data/multi30k/train.de
 
 # ---- build variant: objects for different flags never mix --------------------
 VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)$(if $(filter 1,$(NO_AVX512)),-noavx512)
@@ -96,7 +98,7 @@ deps:
 	@mkdir -p $(OBJ) && touch $(OBJ)/.deps-build $(OBJ)/.deps-check \
 	    $(OBJ)/.deps-docs $(OBJ)/.deps-data
 
-data: data/tinyshakespeare.txt
+data: data/tinyshakespeare.txt $(MULTI30K)
 
 data/tinyshakespeare.txt: | $(OBJ)/.deps-data
 	@bash common/fetch_data.sh tinyshakespeare
@@ -108,6 +110,8 @@ BLEU_VECTORS := data/bleu/sacrebleu_2.6.0_vectors.json
 data check valgrind: $(BLEU_VECTORS)
 $(BLEU_VECTORS): | $(OBJ)/.deps-data
 	@bash common/fetch_data.sh bleu
+$(MULTI30K): | $(OBJ)/.deps-data
+	@bash common/fetch_data.sh multi30k
 
 banner: | $(OBJ)/.deps-build
 	@echo "build: $(CC), $(VARIANT) -> $(OBJ)/"
@@ -145,7 +149,7 @@ $$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(OBJ)/.deps-build
 CH$(1)_LIBS = $$(foreach n,$$(shell seq $(1) -1 1),$$(if $$(filter $$(n),$$(CHAPTERS)),$$(OBJ)/libch$$(n).a))
 $$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcommon.a
 	$$(call say,LINK $$@)$$(CC) $$(LDFLAGS_ALL) $$^ $$(LIBS_ALL) -o $$@
-ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt)
+ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt) $$(if $$(filter $(1),7),$(MULTI30K))
 	@cp $$(OBJ)/ch$(1) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)"
 	$$(if $$(filter 1,$$(NO_AVX512)),@echo "  without AVX-512: run it as OPENBLAS_CORETYPE=Haswell ./ch$(1) (OpenBLAS too)")
 endef
@@ -210,7 +214,7 @@ ifeq ($(EXERCISES),solutions)
 # the grader itself, which grade broken copies of solutions/, and the
 # programs' command lines (tests/cli/test_cli.sh, a few seconds).
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(CHAPTERS))
-check: banner data/tinyshakespeare.txt $(RUNNER) $(GRADER) $(CLI_PROGRAMS)
+check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS)
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
@@ -226,7 +230,7 @@ grade: banner data/tinyshakespeare.txt $(GRADER)
 	@MAKE='$(MAKE)' GRADER='$(GRADER)' \
 	    bash tests/grade.sh '$(call shq,$(EXERCISES))' '$(GRADE_OUT)'
 
-valgrind: data/tinyshakespeare.txt
+valgrind: data/tinyshakespeare.txt $(MULTI30K)
 	@$(MAKE) --no-print-directory runner PORTABLE=1
 	@command -v valgrind >/dev/null || bash common/deps.sh valgrind
 	CK_FORK=no OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell \
@@ -238,6 +242,12 @@ valgrind: data/tinyshakespeare.txt
 # smoke test); the report names the CPU and its AVX2 / AVX-512 features.
 bench:
 	bash tests/bench/bench.sh $(BENCH)
+# The numbers of chapter 7's text about subwords (tests/bench/bpe_stats.c).
+$(OBJ)/bpe_stats: tests/bench/bpe_stats.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $(call chincludes,7) $^ $(LIBS_ALL) -o $@
+bpe-stats: $(OBJ)/bpe_stats $(MULTI30K)
+	$(OBJ)/bpe_stats
+.PHONY: bpe-stats
 
 # ---- docs ----------------------------------------------------------------------------
 docs: | $(OBJ)/.deps-docs
@@ -258,8 +268,8 @@ help:
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"
-	@echo "  make data           fetch Tiny Shakespeare (and, from ../shared, the"
-	@echo "                      BLEU test vectors) into data/"
+	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"
+	@echo "                      the BLEU test vectors) into data/"
 	@echo "  make deps           install every Debian package the project uses"
 	@echo "  make clean          remove build/, docs/site/ and the programs"
 	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"

@@ -6,7 +6,7 @@
 # files are never part of the repository.
 set -euo pipefail
 
-name=${1:?usage: fetch_data.sh tinyshakespeare|bleu}
+name=${1:?usage: fetch_data.sh tinyshakespeare|multi30k|bleu}
 shared=../shared/data
 mkdir -p data
 
@@ -48,5 +48,30 @@ case $name in
         mkdir -p data/bleu
         fetch "data/bleu/$f" "$shared/bleu/$f" "(no public download)" \
             317e20a315c05226ff479451a0f222a96f9854add1dc54951c4b9e3028a5ec3b ;;
+    multi30k)
+        # Multi30k (task 1: English-German captions of Flickr30k images),
+        # as gzipped files; each is checked, then unpacked. train.de is
+        # unpacked last: the Makefile takes it as the sign that all six
+        # are there.
+        mkdir -p data/multi30k
+        m30k=https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw
+        while read -r sum file; do
+            [ -f "data/multi30k/$file" ] && continue
+            fetch "data/multi30k/$file.gz" "$shared/multi30k/$file.gz" \
+                "$m30k/$file.gz" "$sum"
+            tmp=$(mktemp "data/multi30k/$file.XXXXXX")
+            gzip -dc "data/multi30k/$file.gz" > "$tmp" || { rm -f "$tmp";
+                echo "error: cannot unpack data/multi30k/$file.gz" >&2; exit 1; }
+            mv "$tmp" "data/multi30k/$file"
+            rm -f "data/multi30k/$file.gz"
+        done <<'SUMS'
+f0cba2f995189cf5770f29a8a9a537a3ad3f51657ad873405082ff6863a5e75a val.de
+14f7d25ddd868909a9213e361768460edcacdd6ab9d1e77b92560dc10c10dc28 val.en
+9204244e408ccb38d2a55cfcd344df15005fc42a07a6e55ca6c52b6ababb8cc8 test_2016_flickr.de
+611d361c6334bc7246101d48097c13cf5c4413c5befc793cc629934359d532d9 test_2016_flickr.en
+d79cfa999dd4c51d2cb42499b6796d5a882c3a8a961923c25a898c90f8bbd56f train.en
+726e39b2fa9eb9ffb6dc763fb35a179f80fae06ffc5d28b6ace5faa883de28a6 train.de
+SUMS
+        ;;
     *) echo "error: unknown data set '$name'" >&2; exit 2 ;;
 esac

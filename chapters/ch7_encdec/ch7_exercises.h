@@ -4,13 +4,14 @@
 //
 // Six pieces of the encoder-decoder: the masks of a padded batch, the
 // cross-attention, the label-smoothed loss, the decoder layer's wiring,
-// and the two ways of decoding; and the score of its translations, BLEU.
-// All tensors are float32 and row-major. You may use anything in common/
-// and in chapters 1 to 6, the parts of this chapter that each exercise
-// names, and your own answers to other exercises. Calling the chapter's
-// own version of what you are writing (print_attention_masks,
+// and the two ways of decoding; the score of its translations, BLEU
+// (7.7); and a merge step of the subword tokenizer (7.8). All tensors
+// are float32 and row-major. You may use anything in common/ and in
+// chapters 1 to 6, the parts of this chapter that each exercise names,
+// and your own answers to other exercises. Calling the chapter's own
+// version of what you are writing (print_attention_masks,
 // xattn_forward, smoothed_xent_*, decoder_forward, greedy_decode,
-// beam_decode, bleu_*) would pass and teach nothing.
+// beam_decode, bleu_*, bpe_*) would pass and teach nothing.
 #ifndef CH7_EXERCISES_H
 #define CH7_EXERCISES_H
 
@@ -224,5 +225,22 @@ double ex_bleu_score(double precisions[4],           // out, percent
                      double *bp,                     // out
                      const long counts[4], const long totals[4],
                      long sys_len, long ref_len);
+
+// Exercise 7.8 - one merge step of byte-pair encoding (bpe.h), on words
+// given as symbol ids. Word w is syms[w][0 .. lens[w]-1] (ids >= 0; a
+// length may be 0 or 1) and occurs freqs[w] >= 1 times in the corpus.
+//   1. count every pair of adjacent symbols INSIDE a word (never the last
+//      symbol of one word with the first of the next), at every position
+//      (the word 5 5 5 holds (5, 5) twice), each times its word's freq;
+//   2. take the pair (a, b) with the largest count; of equal counts the
+//      smallest a, then the smallest b;
+//   3. in every word, replace each (a, b) by new_id from left to right
+//      without overlap (5 5 5 becomes new_id 5), and shorten lens[w].
+// Write a and b to pair[0] and pair[1] and return the pair's count. When
+// no word has two symbols, return 0 and change nothing. bpe.c's learner
+// does this for thousands of merges with counts kept up to date; here
+// you count from scratch (in any way: sorting the pairs is one).
+long ex_bpe_merge_step(int *const *syms, int *lens, const long *freqs,
+                       int n_words, int new_id, int pair[2]);
 
 #endif

@@ -4,10 +4,10 @@
 // tests/reference/gen_ch7_ex.py, ch7_loss.txt, ch7_decoder.txt) and
 // chapter 7's own code (print_attention_masks, xattn_forward,
 // smoothed_xent_*, decoder_forward and decoder_backward, greedy_decode,
-// beam_decode, bleu_corpus and bleu_compute), and sacreBLEU 2.6.0's
-// numbers (tests/reference/ch7_bleu.json of gen_bleu.py, and the course's
-// vectors when `make data` found them), never from the reference
-// solutions.
+// beam_decode, bleu_corpus and bleu_compute, bpe_learn), and sacreBLEU
+// 2.6.0's numbers (tests/reference/ch7_bleu.json of gen_bleu.py, and
+// the course's vectors when `make data` found them), never from the
+// reference solutions.
 //
 // The wrong versions each exercise's tests are meant to catch (each was
 // tried as a change of the reference solution, graded with `make check
@@ -51,6 +51,12 @@
 //        arithmetic mean of the precisions; no smoothing (a 0 precision
 //        kept); 1/(k+1) instead of 1/2^k; an order without n-grams not
 //        ending the loop (100 / 0); no early 0 when nothing matches.
+//   7.8  an overlapping merge (5 5 5 -> two merges, or i += 1 after a
+//        merge); the word frequencies ignored, or only one word's counted;
+//        ties to the largest pair, or ordered by b before a; pairs
+//        counted across word boundaries; only the first occurrence in a
+//        word merged; overlapping pairs counted once (5 5 5 holding
+//        (5, 5) once); the length of a merged word not updated.
 // Not caught, knowingly: a log-sum-exp kept in float (7.3, 7.6), which is
 // within the tolerances; and in 7.6 an <eos> taken from ranks k .. 2k-1,
 // or candidates walked past the first 2k, neither of which can change
@@ -63,12 +69,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpe.h"
 #include "ch4/ch4_util.h"
 #include "bleu.h"
 #include "bleu_cases.h"
 #include "ch7_exercises.h"
 #include "decode.h"
 #include "decoder.h"
+#include "rng.h"
 #include "seq2seq.h"
 #include "smoothing.h"
 #include "xattn.h"
@@ -1446,5 +1454,256 @@ TCase *ex7_7_tcase(void) {
     tcase_add_test(tc, ex7_7_stats_sacrebleu);
     tcase_add_test(tc, ex7_7_score_by_hand);
     tcase_add_test(tc, ex7_7_score_sacrebleu);
+
+// ---- 7.8 one BPE merge step -------------------------------------------------
+
+// Words for a test: up to 8 words of up to 16 symbols.
+typedef struct {
+    int n;
+    int sym[8][16];
+    int len[8];
+    long freq[8];
+} Words;
+
+static Words words_of(int n, const int *const *w, const int *len,
+                      const long *freq) {
+    Words x = {.n = n};
+    for (int k = 0; k < n; k++) {
+        x.len[k] = len[k], x.freq[k] = freq[k];
+        memcpy(x.sym[k], w[k], (size_t)len[k] * sizeof(int));
+    }
+    return x;
+}
+
+static long merge_step(Words *x, int new_id, int pair[2]) {
+    int *rows[8];
+    for (int k = 0; k < 8; k++) rows[k] = x->sym[k];
+    return ex_bpe_merge_step(rows, x->len, x->freq, x->n, new_id, pair);
+}
+
+// The definition: every pair of every word (inside the word, at every
+// position) with its word's freq, the largest count, ties to the smallest
+// (a, b); then a left-to-right rewrite. Returns the count.
+static long merge_def(Words *x, int new_id, int pair[2]) {
+    long best = 0;
+    int ba = 0, bb = 0;
+    for (int v = 0; v < x->n; v++)
+        for (int j = 0; j + 1 < x->len[v]; j++) {
+            int a = x->sym[v][j], b = x->sym[v][j + 1];
+            long c = 0;
+            for (int w = 0; w < x->n; w++)
+                for (int i = 0; i + 1 < x->len[w]; i++)
+                    c += (x->sym[w][i] == a && x->sym[w][i + 1] == b)
+                         * x->freq[w];
+            if (c > best || (c == best && (a < ba || (a == ba && b < bb))))
+                best = c, ba = a, bb = b;
+        }
+    if (best == 0) return 0;
+    pair[0] = ba, pair[1] = bb;
+    for (int w = 0; w < x->n; w++) {
+        int j = 0, *s = x->sym[w];
+        for (int i = 0; i < x->len[w]; j++)
+            if (i + 1 < x->len[w] && s[i] == ba && s[i + 1] == bb)
+                s[j] = new_id, i += 2;
+            else s[j] = s[i++];
+        x->len[w] = j;
+    }
+    return best;
+}
+
+static void words_str(const Words *x, char *buf, size_t size) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int w = 0; w < x->n && at + 16 < size; w++) {
+        at += (size_t)snprintf(buf + at, size - at, "%s[", w ? " " : "");
+        for (int i = 0; i < x->len[w] && at + 16 < size; i++)
+            at += (size_t)snprintf(buf + at, size - at, "%s%d", i ? " " : "",
+                                   x->sym[w][i]);
+        at += (size_t)snprintf(buf + at, size - at, "]x%ld", x->freq[w]);
+    }
+}
+
+// One step of the exercise against the definition on a copy.
+static void merge_case(const char *what, Words *x, int new_id) {
+    Words want = *x;
+    char before[512], got_s[512], want_s[512];
+    words_str(x, before, sizeof before);
+    int gp[2] = {-5, -5}, wp[2] = {-5, -5};
+    long wc = merge_def(&want, new_id, wp);
+    long gc = merge_step(x, new_id, gp);
+    words_str(x, got_s, sizeof got_s);
+    words_str(&want, want_s, sizeof want_s);
+    ck_assert_msg(gc == wc && gp[0] == wp[0] && gp[1] == wp[1],
+                  "%s: words %s: count %ld pair (%d, %d), want count %ld "
+                  "pair (%d, %d)", what, before, gc, gp[0], gp[1], wc, wp[0],
+                  wp[1]);
+    ck_assert_msg(strcmp(got_s, want_s) == 0, "%s: words %s merged into "
+                  "%s, want %s", what, before, got_s, want_s);
+}
+
+START_TEST(ex7_8_by_hand) {
+    struct {
+        const char *what;
+        int n;
+        int len[4];
+        int sym[4][8];
+        long freq[4];
+        long count;
+        int a, b;
+        int out_len[4];
+        int out[4][8];
+    } cs[] = {
+        {"overlap: 5 5 5 holds (5, 5) twice, and merges once", 2, {3, 2},
+         {{5, 5, 5}, {6, 7}}, {3, 5}, 6, 5, 5, {2, 2}, {{20, 5}, {6, 7}}},
+        {"overlap: 5 5 5 5 is two merges", 2, {4, 2}, {{5, 5, 5, 5}, {6, 7}},
+         {1, 1}, 3, 5, 5, {2, 2}, {{20, 20}, {6, 7}}},
+        {"frequencies count", 2, {4, 2}, {{1, 2, 1, 2}, {3, 4}}, {1, 3}, 3, 3,
+         4, {4, 1}, {{1, 2, 1, 2}, {20}}},
+        {"tie: the smallest a, then b (first seen is not it)", 3,
+         {2, 2, 2}, {{3, 1}, {2, 9}, {2, 8}}, {2, 2, 2}, 2, 2, 8, {2, 2, 1},
+         {{3, 1}, {2, 9}, {20}}},
+        {"tie: the smallest a, then b (last seen is not it)", 3,
+         {2, 2, 2}, {{2, 8}, {3, 1}, {2, 9}}, {2, 2, 2}, 2, 2, 8, {1, 2, 2},
+         {{20}, {3, 1}, {2, 9}}},
+        {"no pair across words", 3, {2, 1, 2}, {{9, 1}, {4}, {2, 9}},
+         {3, 3, 3}, 3, 2, 9, {2, 1, 1}, {{9, 1}, {4}, {20}}},
+        {"no pair across words (one-symbol words between)", 4,
+         {1, 1, 2, 1}, {{1}, {2}, {3, 4}, {2}}, {2, 2, 1, 1}, 1, 3, 4,
+         {1, 1, 1, 1}, {{1}, {2}, {20}, {2}}},
+        {"every occurrence in a word", 2, {6, 3}, {{1, 2, 1, 2, 1, 2},
+         {2, 1, 2}}, {1, 1}, 4, 1, 2, {3, 2}, {{20, 20, 20}, {2, 20}}},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        int new_id = 20;
+        const int *rows[4] = {cs[k].sym[0], cs[k].sym[1], cs[k].sym[2],
+                              cs[k].sym[3]};
+        Words x = words_of(cs[k].n, rows, cs[k].len, cs[k].freq);
+        int pair[2] = {-1, -1};
+        long c = merge_step(&x, new_id, pair);
+        ck_assert_msg(c == cs[k].count && pair[0] == cs[k].a
+                      && pair[1] == cs[k].b, "%s: count %ld pair (%d, %d), "
+                      "want %ld (%d, %d)", cs[k].what, c, pair[0], pair[1],
+                      cs[k].count, cs[k].a, cs[k].b);
+        for (int w = 0; w < cs[k].n; w++) {
+            bool same = x.len[w] == cs[k].out_len[w];
+            for (int i = 0; same && i < x.len[w]; i++)
+                same = x.sym[w][i] == cs[k].out[w][i];
+            char got[512];
+            words_str(&x, got, sizeof got);
+            ck_assert_msg(same, "%s: word %d wrong after the merge: %s",
+                          cs[k].what, w, got);
+        }
+    }
+    // nothing to merge: 0, and nothing changes
+    const int w0[1] = {4}, w2[1] = {7};
+    const int *rows[3] = {w0, w0, w2};
+    const int len[3] = {1, 0, 1};
+    const long freq[3] = {2, 1, 2};
+    Words x = words_of(3, rows, len, freq), y = x;
+    int pair[2] = {-1, -1};
+    ck_assert_int_eq(merge_step(&x, 9, pair), 0);
+    ck_assert_msg(memcmp(&x, &y, sizeof x) == 0 && pair[0] == -1
+                  && pair[1] == -1, "no pair: the words or pair changed");
+    x.n = 0;   // no word at all
+    ck_assert_int_eq(merge_step(&x, 9, pair), 0);
+}
+END_TEST
+
+START_TEST(ex7_8_random_words) {
+    // small alphabets (ties are common), merges one after another
+    Rng rng;
+    rng_seed(&rng, 78);
+    for (int trial = 0; trial < 300; trial++) {
+        Words x = {.n = 1 + (int)(rng_u32(&rng) % 8)};
+        int K = 2 + (int)(rng_u32(&rng) % 4);
+        for (int w = 0; w < x.n; w++) {
+            x.len[w] = (int)(rng_u32(&rng) % 9);
+            x.freq[w] = 1 + (long)(rng_u32(&rng) % 5);
+            for (int i = 0; i < x.len[w]; i++)
+                x.sym[w][i] = (int)(rng_u32(&rng) % (uint32_t)K);
+        }
+        for (int step = 0; step < 4; step++) {
+            char what[64];
+            snprintf(what, sizeof what, "random words %d, merge %d", trial,
+                     step + 1);
+            merge_case(what, &x, K + step);
+        }
+    }
+}
+END_TEST
+
+START_TEST(ex7_8_learns_what_bpe_learns) {
+    // Steps repeated on the words of a small text, stopped where bpe.c
+    // stops (no pair seen twice), give the chapter's merges: the same
+    // counting, the same tie rule, the same ids.
+    const char *text = "the cat sat on the mat\nthe dog sat on the log\n"
+                       "a cat and a dog  met a rat\nthat hat, the hat\n";
+    size_t n = strlen(text);
+    Bpe bpe;
+    Error err;
+    ck_assert_msg(bpe_learn(&bpe, &text, &n, 1, 100, &err) == 0, "%s",
+                  err.msg);
+    // the distinct words as bpe.h cuts them (a space starts a word), each
+    // character as its id in bpe's alphabet
+    const char *word[8 * 8];
+    int wlen[8 * 8], W = 0;
+    Words more[8];   // 64 words in 8 blocks of 8
+    memset(more, 0, sizeof more);
+    for (size_t i = 0; i < n;) {
+        if (text[i] == '\n') { i++; continue; }
+        size_t e = i + (text[i] == ' ');
+        while (e < n && text[e] != ' ' && text[e] != '\n') e++;
+        int L = (int)(e - i), w = 0;
+        while (w < W && !(wlen[w] == L && memcmp(word[w], text + i, L) == 0))
+            w++;
+        if (w == W) {
+            ck_assert_int_lt(W, 64);
+            word[W] = text + i, wlen[W++] = L;
+            Words *blk = &more[w / 8];
+            blk->n = w % 8 + 1, blk->len[w % 8] = L;
+            for (int k = 0; k < L; k++) {
+                int id = 0;
+                while (id < bpe.n_chars
+                       && bpe.chars[id] != (uint32_t)text[i + k]) id++;
+                blk->sym[w % 8][k] = BPE_ALPHA + id;
+            }
+        }
+        more[w / 8].freq[w % 8]++;
+        i = e;
+    }
+    // all the words in one call: rows and arrays across the blocks
+    int *rows[64], lens[64];
+    long freq[64];
+    for (int w = 0; w < W; w++) {
+        rows[w] = more[w / 8].sym[w % 8];
+        lens[w] = more[w / 8].len[w % 8];
+        freq[w] = more[w / 8].freq[w % 8];
+    }
+    int m = 0;
+    for (;; m++) {
+        int pair[2] = {-1, -1};
+        long c = ex_bpe_merge_step(rows, lens, freq, W,
+                                   BPE_ALPHA + bpe.n_chars + m, pair);
+        if (c < 2) break;
+        ck_assert_msg(m < bpe.n_merges, "merge %d: the exercise finds pair "
+                      "(%d, %d) seen %ld times; bpe_learn stopped after %d",
+                      m + 1, pair[0], pair[1], c, bpe.n_merges);
+        ck_assert_msg(pair[0] == bpe.merges[2 * m]
+                      && pair[1] == bpe.merges[2 * m + 1], "merge %d: the "
+                      "exercise merges (%d, %d), bpe_learn (%d, %d)", m + 1,
+                      pair[0], pair[1], bpe.merges[2 * m],
+                      bpe.merges[2 * m + 1]);
+    }
+    ck_assert_msg(m == bpe.n_merges, "the exercise made %d merges of pairs "
+                  "seen twice or more, bpe_learn %d", m, bpe.n_merges);
+    bpe_free(&bpe);
+}
+END_TEST
+
+TCase *ex7_8_tcase(void) {
+    TCase *tc = tcase_new("ex7.8", "ch7 exercises");
+    tcase_add_test(tc, ex7_8_by_hand);
+    tcase_add_test(tc, ex7_8_random_words);
+    tcase_add_test(tc, ex7_8_learns_what_bpe_learns);
     return tc;
 }
