@@ -1454,6 +1454,8 @@ TCase *ex7_7_tcase(void) {
     tcase_add_test(tc, ex7_7_stats_sacrebleu);
     tcase_add_test(tc, ex7_7_score_by_hand);
     tcase_add_test(tc, ex7_7_score_sacrebleu);
+    return tc;
+}
 
 // ---- 7.8 one BPE merge step -------------------------------------------------
 
