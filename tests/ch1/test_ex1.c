@@ -1,6 +1,40 @@
 // Tests of the chapter 1 exercises. Expected values come from the text
 // itself or were computed independently (Python, by hand), never from the
 // reference solutions.
+//
+// The wrong versions each exercise's tests are meant to catch (each was
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
+//   1.1  the code points not sorted, or sorted largest first; an empty
+//        text accepted; an unknown code point encoded as id 0; a negative
+//        id, or id V, accepted by decode; ids counted from 1. Equivalent,
+//        so not caught: comparing with sorted[i - 1] instead of the last
+//        kept value while compacting in place (the two are equal).
+//   1.2  offsets drawn below n - T + 1 (the last target read past the
+//        end), below n - T - 1 (the last window never comes, and n = T + 1
+//        breaks), or below n; y not shifted by one; one offset for the
+//        whole batch; two draws per row (one for x, one for y); rows
+//        written at b instead of b * T.
+//   1.3  rounding, or ceil, instead of floor; val starting one past the
+//        cut; (size_t)train_frac * n; a fixed 90%; val given all n ids;
+//        the product in float (caught by the new 0.53 * 100 case).
+//   1.4  the pairs taken as i <= n (reading past the end) or through
+//        n - 1 in size_t (wraps at n = 0); counts transposed, or set to 1
+//        instead of incremented; the row total summed over a column; no
+//        alpha * V (or only alpha) in the denominator, no alpha in the
+//        numerator; the mean over n instead of n - 1; log2; P(a | b)
+//        instead of P(b | a).
+//   1.5  no overlong, surrogate or above-U+10FFFF check; no continuation
+//        check, or only its top bit (caught by the new "\xc3\xc3\xa9"
+//        case); bad_offset at the bad continuation byte instead of the
+//        sequence's start; a 2-byte lead's mask too narrow (& 0x0f); the
+//        bytes counted instead of the code points; the cut-off test
+//        missing or off by one (caught by the new cases whose bytes past
+//        n would complete the sequence). Equivalent, so not caught: 0xc0
+//        and 0xc1 accepted as leads, and 0xf5 .. 0xf7 (the overlong and
+//        the above-U+10FFFF checks reject what they start); a 3- or
+//        4-byte lead's mask one bit too wide (the bit is 0 in every lead
+//        accepted).
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +222,11 @@ START_TEST(ex1_3_ninety_ten) {
     ck_assert_uint_eq(tr.n, 1003854);
     ck_assert_uint_eq(va.n, 111540);
     ck_assert_ptr_eq(va.ids, big + 1003854);
+    // 0.53 * 100 is 53 in double (Python's int(0.53 * 100) too); in
+    // float, 0.53f * 100 = 52.999996 rounds down to 52
+    ex_split(big, 100, 0.53, &tr, &va);
+    ck_assert_uint_eq(tr.n, 53);
+    ck_assert_uint_eq(va.n, 47);
 }
 END_TEST
 
@@ -320,6 +359,13 @@ START_TEST(ex1_5_malformed) {
     expect_bad("\xe0\x80\xaf", 3, 0);        // overlong, 3 bytes
     expect_bad("ok\xed\xa0\x80", 5, 2);      // surrogate U+D800
     expect_bad("\xf4\x90\x80\x80", 4, 0);    // U+110000
+    // a lead byte where a continuation byte must be (0xc3 has its top
+    // bit set, but not the pattern 10xxxxxx)
+    expect_bad("\xc3\xc3\xa9", 3, 0);
+    // cut off by n although the bytes after n would complete it: the
+    // decoder must not read past n
+    expect_bad("ab\xe2\x82\xac", 4, 2);
+    expect_bad("\xf0\x9f\x98\x80", 3, 0);
 }
 END_TEST
 

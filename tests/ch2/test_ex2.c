@@ -3,6 +3,33 @@
 // PyTorch fixtures of tests/reference/gen_ch2.py, finite differences, and
 // properties (what a change of input may and may not change), never from
 // the reference solutions or the chapter's version of the same function.
+//
+// The wrong versions each exercise's tests are meant to catch (each was
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
+//   2.1  no maximum taken out; a maximum that starts at 0, or is taken
+//        over row 0 for every row; the minimum taken out instead (caught
+//        by the new row (-1000, 0, 1000)); the sum over D - 1 terms; no
+//        division by the sum. Not wrong, and passing: expf and a float
+//        sum after the maximum is taken out.
+//   2.2  the causal bound s > t (no Tk - Tq offset) or with the offset
+//        reversed; s >= t (a query not seeing itself); no scale, or 1/HS;
+//        the key mask inverted, or read at the query's index; -1e9
+//        instead of -INFINITY; k read transposed.
+//   2.3  NaN for a row with no visible key (exp(-inf - -inf)); no scale;
+//        out accumulated (+=) instead of written; no normalisation; the
+//        masks ignored, or only the causal one, or only the key mask; no
+//        maximum taken out (scores of 10^4 overflow); v read transposed.
+//   2.4  heads cut from interleaved channels; q, k, v laid out (B, T, NH,
+//        HS); k and v swapped; the batch offset left out (split or
+//        merge); the merge into interleaved channels or reading (B, T, NH,
+//        HS).
+//   2.5  dq, dk or dv assigned instead of added; no scale, or scale^2;
+//        the softmax's backward without the sum_s da[s] a[s] term, or
+//        with an unweighted sum; q and k swapped in dq and dk; dv built
+//        from the wrong row of dout.
+//   2.6  the flag inverted, always causal or never causal; qkv = x @ w
+//        (w not transposed); q and k, or k and v, swapped.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +74,14 @@ START_TEST(ex2_1_huge_logits) {
     ex_softmax(&y[0][0], &x[0][0], 4, 2);
     ck_assert_close("softmax of huge logits", &y[0][0], &want[0][0], 8,
                     1e-7, 1e-6);
+    // a row spanning 2000: only its maximum may be taken out (its
+    // minimum leaves exp(2000), inf in double too); by hand (0, 0, 1)
+    // up to e^-1000
+    const float wide[3] = {-1000, 0, 1000};
+    const double wwant[3] = {0, 0, 1};
+    float wy[3];
+    ex_softmax(wy, wide, 1, 3);
+    ck_assert_close("softmax(-1000, 0, 1000)", wy, wwant, 3, 1e-7, 1e-6);
 }
 END_TEST
 

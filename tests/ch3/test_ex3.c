@@ -3,6 +3,31 @@
 // their finite differences), and the PyTorch fixtures of
 // tests/reference/gen_ch2.py and gen_ch3.py, never from the reference
 // solutions or the chapter's version of the same function.
+//
+// The wrong versions each exercise's tests are meant to catch (each was
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
+//   3.1  slope 1 at the kink (x >= 0); dinp assigned instead of added, or
+//        zeroed where x <= 0; the slope read from dout's sign; dout * x
+//        added instead of dout. Equivalent, so not caught: a forward pass
+//        that gives -0 instead of +0 (x >= 0 ? x : 0 turns -0 into -0;
+//        the two zeros compare equal and act alike).
+//   3.2  the tanh approximation; erf(x) without the 1/sqrt(2); the
+//        derivative without x phi(x), or with - x phi(x); phi without
+//        1/sqrt(2 pi), or with exp(-x^2); dinp assigned instead of added;
+//        dout left out. Not wrong, and passing: Phi as (1 + erff(x /
+//        sqrt 2)) / 2 in float (within the contract's tolerance; gelu(-10)
+//        becomes 0 instead of -7.6e-23).
+//   3.3  dinp from weight read transposed, or from inp; dweight written
+//        transposed; dbias, dweight or dinp assigned instead of added;
+//        dbias the mean over the rows; a NULL dbias or dinp written to
+//        (a crash).
+//   3.4  SiLU's derivative replaced by sigmoid(g) or sigmoid'(g); dup
+//        without g (sigmoid(g) instead of SiLU(g)), or dgate without up;
+//        dx's up path through w_gate; SiLU on up instead of gate; a GLU
+//        (sigmoid(gate) * up); gate and up swapped in the cache; dw_down
+//        from SiLU(gate) without up; the weight gradients assigned instead
+//        of added; up and gate swapped in the backward pass.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,28 @@
 // their finite differences), and the PyTorch fixtures of
 // tests/reference/gen_ch4.py, never from the reference solutions or the
 // chapter's version of the same function.
+//
+// The wrong versions each exercise's tests are meant to catch (each was
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
+//   4.1  the variance over C - 1; eps outside the square root, 1e-6, or
+//        none; a one-pass float variance (E[x^2] - mean^2: the shifted
+//        rows); a NULL bias read (a crash); the mean not written; the
+//        std written as rstd; the bias added before the weight.
+//   4.2  dbias, dweight or dinp assigned instead of added; a NULL dbias
+//        written to (a crash); the mean-of-g term or the xhat * mean(g *
+//        xhat) term left out; the means taken of dout instead of g =
+//        weight * dout, or g without the weight; dweight from x instead
+//        of xhat; dinp without rstd, or with rstd^2.
+//   4.3  eps 1e-5; no division by C; sqrt(ms + eps) instead of its
+//        reciprocal; no eps (caught by the new small and zero rows);
+//        LayerNorm's mean-of-g term kept in the backward pass; the
+//        xhat * mean(g * xhat) term left out, or without the weight, or a
+//        sum instead of a mean; dweight without rstd; dinp or dweight
+//        assigned instead of added.
+//   4.4  either residual left out, or the second one adding inp instead
+//        of h; non-causal attention; ln_1's weights used for ln_2; the
+//        tanh GELU, or ReLU; Pre-LN wiring; c_proj's bias left out.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +253,23 @@ START_TEST(ex4_3_forward_matches_pytorch) {
     double s = 1 / sqrt(12.5 + 1e-6);
     const double want[2] = {3 * s, -8 * s};
     ck_assert_close("rmsnorm([3, 4])", y, want, 2, 1e-7, 1e-6);
+    // eps matters for small rows: (1e-3, -1e-3, 2e-3) has mean square
+    // 2e-6, so rstd = 1 / sqrt(3e-6), not 1 / sqrt(2e-6); a row of zeros
+    // gives rstd 1000 and zeros (not 0 * inf = NaN)
+    const float tiny[6] = {1e-3f, -1e-3f, 2e-3f, 0, 0, 0};
+    const float w3[3] = {1, 1, 1};
+    float yt[6], rt[2];
+    ex_rmsnorm_forward(yt, rt, tiny, w3, 2, 3);
+    double ms = ((double)tiny[0] * tiny[0] + (double)tiny[1] * tiny[1]
+                 + (double)tiny[2] * tiny[2]) / 3;
+    double st = 1 / sqrt(ms + 1e-6);
+    const double wt[6] = {tiny[0] * st, tiny[1] * st, tiny[2] * st, 0, 0,
+                          0};
+    const double wrt[2] = {st, 1000};
+    ck_assert_close("rmsnorm of (1e-3, -1e-3, 2e-3) and (0, 0, 0)", yt, wt,
+                    6, 1e-7, 1e-5);
+    ck_assert_close("rstd of (1e-3, -1e-3, 2e-3) and (0, 0, 0)", rt, wrt, 2,
+                    0, 1e-5);
     Fixture *f = fixture_open("ch4_norm.txt");
     for (size_t k = 0; k < sizeof RMS_FX / sizeof *RMS_FX; k++) {
         const NormFx *c = &RMS_FX[k];

@@ -4,6 +4,43 @@
 // (RoPE's relative positions) and the PyTorch fixture written by
 // tests/reference/gen_ch5_ex.py, never from the reference solutions or the
 // chapter's version of the same function.
+//
+// The wrong versions each exercise's tests are meant to catch (each was
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
+//   5.1  the head counted apart from wte; wpe counted for sinusoidal
+//        positions; F taken as 4C; the count in int; ln_f forgotten; the
+//        LayerNorms' biases, ln_f's bias, the FFN's biases left out, or
+//        c_attn's bias counted as C.
+//   5.2  the angle, or w_i, in float; an exponent of -j / C (the odd
+//        channel's own index) or -i / C (no 2) or -2i / C in integers;
+//        halves (sines, then cosines) instead of interleaved pairs; sin
+//        and cos swapped; the last channel of an odd C left out, or given
+//        a cosine.
+//   5.3  the (k+1)-th largest as the threshold; ties at the k-th broken
+//        (only values above the (k+1)-th kept, or the first k by index);
+//        the k-th smallest; k >= V, or k <= 0, not left alone (the new
+//        case with negative logits and k 0 or -1 catches the latter); -1e9
+//        instead of -INFINITY.
+//   5.4  > p instead of >= p; ties ordered by the higher index; no
+//        renormalisation; the token that crosses p left out; smallest
+//        first; tokens taken in index order. Equivalent, so not caught: no
+//        special case for p <= 0 (the first token alone already reaches
+//        it) or for p >= 1 (the total never reaches it: every token kept).
+//        Not caught and not wrong: the running total in float (the
+//        contract only advises double; no row in the tests sits within a
+//        float rounding of p).
+//   5.5  the head's product written over dwte (=) instead of added; no
+//        head, or no lookup, gradient; dwpe's row n / T instead of n % T;
+//        dwpe or the looked-up rows assigned instead of summed; row n of
+//        dwte instead of row idx[n]; dlogits read transposed; dwpe NULL
+//        not checked (a crash).
+//   5.6  halves (i, i + HS/2) instead of interleaved pairs; an exponent of
+//        -i / HS (no 2) or -2i / HS in integers; the position from the
+//        row's global index, or from b, or without pos0; row[2i] updated
+//        before it is read for row[2i+1]; the rotation's sign flipped;
+//        the angle, or w_i, in float (caught by the new case at positions
+//        1000 .. 1023).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -243,6 +280,15 @@ START_TEST(ex5_3_nothing_to_do) {
         char what[48];
         snprintf(what, sizeof what, "top-k with k %d of V 5", ks[i]);
         top_k_case(what, a, 5, ks[i], same);
+    }
+    // negative logits too: k 0 has no k-th largest to compare with (a
+    // threshold read from before the sorted copy would hide some of them)
+    const float neg[4] = {-2.5f, -0.5f, -7, -1};
+    const double nsame[4] = {-2.5, -0.5, -7, -1};
+    for (int k = 0; k >= -1; k--) {
+        char what[48];
+        snprintf(what, sizeof what, "top-k with k %d of negative logits", k);
+        top_k_case(what, neg, 4, k, nsame);
     }
 }
 END_TEST
@@ -678,6 +724,28 @@ START_TEST(ex5_6_offset_and_layout) {
 }
 END_TEST
 
+START_TEST(ex5_6_far_positions) {
+    // Positions 1000 .. 1023 against the definition in double: a float
+    // angle (pos * w_i rounded to float) is off by up to ~6e-5 radians
+    // there, and the output with it; a double angle stays within 1e-6.
+    enum { NH = 2, T = 24, HS = 32, N = NH * T * HS };
+    float *x = randn_floats(N, 1.0f, 564), y[N];
+    double want[N];
+    memcpy(y, x, sizeof y);
+    ex_rope(y, 1, NH, T, HS, 1000);
+    for (int r = 0; r < NH * T; r++)
+        for (int i = 0; i < HS / 2; i++) {
+            double a = (1000 + r % T) * pow(10000.0, -2.0 * i / HS);
+            double x0 = x[r * HS + 2 * i], x1 = x[r * HS + 2 * i + 1];
+            want[r * HS + 2 * i] = x0 * cos(a) - x1 * sin(a);
+            want[r * HS + 2 * i + 1] = x0 * sin(a) + x1 * cos(a);
+        }
+    ck_assert_close("rope at positions 1000 .. 1023 (the angle in double)",
+                    y, want, N, 1e-6, 1e-6);
+    free(x);
+}
+END_TEST
+
 TCase *ex5_6_tcase(void) {
     TCase *tc = tcase_new("ex5.6", "ch5 exercises");
     tcase_add_test(tc, ex5_6_known_values);
@@ -685,5 +753,6 @@ TCase *ex5_6_tcase(void) {
     tcase_add_test(tc, ex5_6_identity_and_norms);
     tcase_add_test(tc, ex5_6_relative_positions);
     tcase_add_test(tc, ex5_6_offset_and_layout);
+    tcase_add_test(tc, ex5_6_far_positions);
     return tc;
 }

@@ -4,6 +4,33 @@
 // direction, the schedule only goes down after warmup) and the PyTorch
 // fixture written by tests/reference/gen_ch6_ex.py, never from the
 // reference solutions or the chapter's own optim.c and crossentropy.c.
+//
+// The wrong versions each exercise's tests are meant to catch (each was
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
+//   6.1  no maximum taken out (+-1000 overflows); the mean over all N rows
+//        instead of the rows with a target (loss and gradient, or only
+//        n_valid counting every row); ignored rows' gradient not zeroed;
+//        dlogits accumulated; the onehot not subtracted; the gradient not
+//        divided by n_valid; 0/0 (NaN) when every target is -1; the sum
+//        of the losses instead of the mean.
+//   6.2  eps inside the square root; eps before the bias correction of
+//        sqrt(v); the decay after the Adam step; L2 regularisation (wd * p
+//        added to the gradient) instead of decoupled decay; no bias
+//        correction, or only m's; a decay of 1 - wd (no lr); the bias
+//        corrections at t + 1; 1 - beta2^t without its square root.
+//   6.3  a warmup of lr_max * it / warmup, or (it + 1) / warmup; r by
+//        integer division; r = it / decay_steps (not counted from the
+//        warmup); the cosine without lr_min (coeff * lr_max) or with
+//        lr_min + coeff * lr_max; no factor 0.5; no floor past
+//        decay_steps. Equivalent, so not caught: it >= decay_steps for
+//        the floor (the cosine gives exactly lr_min there) and it <=
+//        warmup for the warmup (lr_max * (w + 1) / (w + 1) = lr_max).
+//   6.4  the sum of squares in float; no 1e-6; the factor not capped at
+//        1 (small gradients scaled up); each element clamped to max_norm
+//        on its own; the norm after clipping returned; max_norm <= 0 not
+//        treated as off; the L1 norm; no square root; max_norm / norm +
+//        1e-6.
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
