@@ -721,9 +721,9 @@ START_TEST(block_bad_sizes) {
     ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true,
                                    GELU_EXACT, 0, NULL, 2, 4, 6, 2, 10,
                                    &err), -1);
-    ck_assert_str_eq(err.msg, "transformer block: B=2 T=4 C=6 NH=2 F=10 "
-                     "does not fit the cache, allocated for B<=2 T<=3 C=6 "
-                     "NH=2 F=10");
+    ck_assert_str_eq(err.msg, "transformer block: the cache cannot hold "
+                     "B=2 T=4 C=6 NH=2 F=10: it holds B*T=6 tokens of at "
+                     "most T=3, C=6 NH=2 F=10");
     ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL,
                                           true, GELU_EXACT, 0, NULL, 2, 3,
                                           6, 3, 10, &err), -1);

@@ -289,9 +289,10 @@ START_TEST(xattn_bad_sizes) {
     ck_assert_int_eq(xattn_forward(p.out, &p.cache, p.x, p.mem, p.w[XQW],
                                    NULL, p.w[XKVW], NULL, p.w[XOW], NULL,
                                    NULL, 2, 3, 6, 6, 2, &err), -1);
-    ck_assert_str_eq(err.msg, "cross-attention: B=2 Tq=3 Tk=6 C=6 NH=2 "
-                     "does not fit the cache, allocated for B<=2 Tq<=3 "
-                     "Tk<=5 C=6 NH=2");
+    ck_assert_str_eq(err.msg, "cross-attention: the cache cannot hold B=2 "
+                     "Tq=3 Tk=6 C=6 NH=2: it holds B*Tq=6 queries of at "
+                     "most Tq=3 and B*Tk=10 keys of at most Tk=5, C=6 "
+                     "NH=2");
     // smaller than allocated is fine
     ck_assert_int_eq(xattn_forward(p.out, &p.cache, p.x, p.mem, p.w[XQW],
                                    NULL, p.w[XKVW], NULL, p.w[XOW], NULL,
@@ -729,9 +730,10 @@ START_TEST(decoder_bad_sizes) {
     ck_assert_int_eq(decoder_forward(big, &p.cache, p.x, p.mem, &p.w, NULL,
                                      NULL, RELU, 0, NULL, 2, 3, 5, 6, 2, 10,
                                      &err), -1);
-    ck_assert_str_eq(err.msg, "decoder layer: B=2 T=3 Tk=5 C=6 NH=2 F=10 "
-                     "does not fit the cache, allocated for B<=2 T<=3 "
-                     "Tk<=4 C=6 NH=2 F=10");
+    ck_assert_str_eq(err.msg, "decoder layer: the cache cannot hold B=2 "
+                     "T=3 Tk=5 C=6 NH=2 F=10: it holds B*T=6 tokens of at "
+                     "most T=3 and B*Tk=8 source tokens of at most Tk=4, "
+                     "C=6 NH=2 F=10");
     ck_assert_int_eq(decoder_forward(big, &p.cache, p.x, p.mem, &p.w, NULL,
                                      NULL, RELU, 1.0f, NULL, 2, 3, 4, 6, 2,
                                      10, &err), -1);
