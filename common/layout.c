@@ -21,3 +21,7 @@ float *layout_alloc(const Slot *s, int n) {
     layout_point(s, n, mem);
     return mem;
 }
+
+bool layout_fits(int B, int T, int cB, int cT) {
+    return T <= cT && (long long)B * T <= (long long)cB * cT;
+}

@@ -14,6 +14,7 @@
 #ifndef COMMON_LAYOUT_H
 #define COMMON_LAYOUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -34,5 +35,13 @@ float *layout_point(const Slot *s, int n, float *base);
 // One zero-filled, 64-byte aligned allocation of layout_floats(s, n)
 // floats, pointed as above. Release it with free().
 float *layout_alloc(const Slot *s, int n);
+
+// Whether memory laid out for cB x cT tokens (views of cB*cT*X floats)
+// holds a batch of B x T: a batch packs its tensors at the front of each
+// view, rows T apart, so it fits when T <= cT and B*T <= cB*cT. More rows
+// of shorter sequences fit too (16 x 4 in room for 4 x 16), and so do
+// attention weights (B,NH,T,T), since B*T*T <= cB*cT*cT. A view of cB
+// rows (one per sequence) does not follow this rule.
+bool layout_fits(int B, int T, int cB, int cT);
 
 #endif

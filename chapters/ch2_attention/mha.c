@@ -130,10 +130,13 @@ int mha_step(float *out, MhaKv *kv, const float *inp, const float *c_attn_w,
              const float *c_attn_b, const float *c_proj_w,
              const float *c_proj_b, const int *key_mask, int B, int C,
              int NH, Error *err) {
-    if (check_sizes(B, 1, C, NH, err) != 0
-        || check_fits(B, 1, C, NH, kv->B, kv->T, kv->C, kv->NH, "KV cache",
-                      err) != 0)
-        return -1;
+    if (check_sizes(B, 1, C, NH, err) != 0) return -1;
+    // the KV cache holds kv->B rows of kv->T positions: it is not token
+    // based, each sequence keeps its row
+    if (B > kv->B || C != kv->C || NH != kv->NH)
+        return error_set(err, "multi-head attention: B=%d C=%d NH=%d does "
+                         "not fit the KV cache, allocated for B<=%d C=%d "
+                         "NH=%d", B, C, NH, kv->B, kv->C, kv->NH);
     if (kv->len >= kv->T)
         return error_set(err, "multi-head attention: the KV cache is full "
                          "(%d positions)", kv->T);
@@ -209,12 +212,16 @@ static int check_sizes(int B, int T, int C, int NH, Error *err) {
     return 0;
 }
 
+// Memory for cB x cT tokens holds any batch of at most cB*cT tokens of
+// at most cT positions (common/layout.h): every view is indexed with the
+// batch's own B and T, packed at its front.
 static int check_fits(int B, int T, int C, int NH, int cB, int cT, int cC,
                       int cNH, const char *what, Error *err) {
-    if (B > cB || T > cT || C != cC || NH != cNH)
-        return error_set(err, "multi-head attention: B=%d T=%d C=%d NH=%d "
-                         "does not fit the %s, allocated for B<=%d T<=%d "
-                         "C=%d NH=%d", B, T, C, NH, what, cB, cT, cC, cNH);
+    if (!layout_fits(B, T, cB, cT) || C != cC || NH != cNH)
+        return error_set(err, "multi-head attention: the %s cannot hold "
+                         "B=%d T=%d C=%d NH=%d: it holds B*T=%lld tokens "
+                         "of at most T=%d, C=%d NH=%d", what, B, T, C, NH,
+                         (long long)cB * cT, cT, cC, cNH);
     return 0;
 }
 

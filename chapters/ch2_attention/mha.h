@@ -40,8 +40,8 @@ typedef struct MhaKv MhaKv;
 //> mha-api
 // The forward pass. causal: each token sees only itself and earlier ones
 // (a decoder); false: every token sees all (an encoder). Returns 0, or -1
-// with a message when a size is bad or does not fit the cache (B > c->B,
-// T > c->T, or another C or NH).
+// with a message when a size is bad or does not fit the cache (T > c->T,
+// B*T > c->B*c->T, or another C or NH: see the memory section).
 int mha_forward(float *out,             // (B, T, C)
                 MhaCache *cache,        // filled in for the backward pass
                 const float *inp,       // (B, T, C)
@@ -95,8 +95,12 @@ int mha_step(float *out,             // (B, C)
 
 // ---- memory ----------------------------------------------------------------
 
-// What the forward pass keeps for the backward pass, sized for at most
-// B x T tokens of C channels and NH heads. One allocation, named views.
+// What the forward pass keeps for the backward pass, sized for B x T
+// tokens of C channels and NH heads. One allocation, named views. The
+// capacity is in tokens: a batch (B', T') with T' <= T and B'T' <= BT
+// fits (16 x 4 in a cache for 4 x 16), its tensors packed at the front
+// of each view with its own sizes (rows T' apart); the weights att need
+// B'NH T'T' <= B NH T T floats, which follows. The scratch likewise.
 struct MhaCache {
     int B, T, C, NH;   // the sizes it was allocated for
     int fwd_B, fwd_T;  // those of the last forward pass

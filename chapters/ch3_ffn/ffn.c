@@ -95,10 +95,12 @@ static int check_sizes(int B, int T, int C, int F, Error *err) {
 
 static int check_fits(int B, int T, int C, int F, int cB, int cT, int cC,
                       int cF, const char *what, Error *err) {
-    if (B > cB || T > cT || C != cC || F != cF)
-        return error_set(err, "feed-forward network: B=%d T=%d C=%d F=%d "
-                         "does not fit the %s, allocated for B<=%d T<=%d "
-                         "C=%d F=%d", B, T, C, F, what, cB, cT, cC, cF);
+    // in tokens, as chapter 2's caches (common/layout.h)
+    if (!layout_fits(B, T, cB, cT) || C != cC || F != cF)
+        return error_set(err, "feed-forward network: the %s cannot hold "
+                         "B=%d T=%d C=%d F=%d: it holds B*T=%lld tokens of "
+                         "at most T=%d, C=%d F=%d", what, B, T, C, F,
+                         (long long)cB * cT, cT, cC, cF);
     return 0;
 }
 

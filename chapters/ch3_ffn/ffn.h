@@ -33,7 +33,7 @@ typedef struct FfnScratch FfnScratch;
 
 //> ffn-api
 // The forward pass. Returns 0, or -1 with a message when a size is bad or
-// does not fit the cache (B > c->B, T > c->T, another C or F).
+// does not fit the cache (T > c->T, B*T > c->B*c->T, another C or F).
 int ffn_forward(float *out,             // (B, T, C)
                 FfnCache *cache,        // filled in for the backward pass
                 const float *inp,       // (B, T, C)
@@ -62,8 +62,10 @@ void ffn_backward(float *dinp,           // (B, T, C) or NULL
 
 // ---- memory ----------------------------------------------------------------
 
-// What the forward pass keeps, for at most B x T tokens of C channels and
-// F hidden units. One allocation, named views.
+// What the forward pass keeps, for B x T tokens of C channels and F
+// hidden units. One allocation, named views. Any batch of at most B*T
+// tokens and T positions fits (16 x 4 in a cache for 4 x 16), packed at
+// the front of each view; the scratch likewise.
 struct FfnCache {
     int B, T, C, F;    // the sizes it was allocated for
     float *h;          // (B, T, F)  c_fc's output, GELU's input

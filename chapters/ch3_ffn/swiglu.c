@@ -103,10 +103,11 @@ static int check_sizes(int B, int T, int C, int H, Error *err) {
 
 static int check_fits(int B, int T, int C, int H, int cB, int cT, int cC,
                       int cH, const char *what, Error *err) {
-    if (B > cB || T > cT || C != cC || H != cH)
-        return error_set(err, "SwiGLU: B=%d T=%d C=%d H=%d does not fit the "
-                         "%s, allocated for B<=%d T<=%d C=%d H=%d", B, T, C,
-                         H, what, cB, cT, cC, cH);
+    if (!layout_fits(B, T, cB, cT) || C != cC || H != cH)
+        return error_set(err, "SwiGLU: the %s cannot hold B=%d T=%d C=%d "
+                         "H=%d: it holds B*T=%lld tokens of at most T=%d, "
+                         "C=%d H=%d", what, B, T, C, H, (long long)cB * cT,
+                         cT, cC, cH);
     return 0;
 }
 

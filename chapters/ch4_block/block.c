@@ -290,11 +290,15 @@ static int check_sizes(int B, int T, int C, int NH, int F, Error *err) {
 static int check_call(const BlockCache *c, float p, int B, int T, int C,
                       int NH, int F, Error *err) {
     if (check_sizes(B, T, C, NH, F, err) != 0) return -1;
-    if (B > c->B || T > c->T || C != c->C || NH != c->NH || F != c->F)
-        return error_set(err, "transformer block: B=%d T=%d C=%d NH=%d F=%d "
-                         "does not fit the cache, allocated for B<=%d T<=%d "
-                         "C=%d NH=%d F=%d", B, T, C, NH, F, c->B, c->T, c->C,
-                         c->NH, c->F);
+    // in tokens (common/layout.h): every view of the cache, and of its
+    // attention's and FFN's, is indexed with this batch's B and T
+    if (!layout_fits(B, T, c->B, c->T) || C != c->C || NH != c->NH
+        || F != c->F)
+        return error_set(err, "transformer block: the cache cannot hold "
+                         "B=%d T=%d C=%d NH=%d F=%d: it holds B*T=%lld "
+                         "tokens of at most T=%d, C=%d NH=%d F=%d", B, T, C,
+                         NH, F, (long long)c->B * c->T, c->T, c->C, c->NH,
+                         c->F);
     if (dropout_check_p(p, "transformer block: dropout p", err) != 0)
         return -1;
     if (p > 0.0f && c->shared_masks)

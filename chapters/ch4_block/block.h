@@ -201,8 +201,10 @@ void block_postln_backward(float *dinp, const BlockWeights *g,
 
 // ---- memory ----------------------------------------------------------------
 
-// What one block's forward pass keeps for its backward pass, sized for at
-// most B x T tokens. One per layer.
+// What one block's forward pass keeps for its backward pass, sized for
+// B x T tokens. One per layer. It holds any batch (B', T') of T' <= T and
+// B'T' <= BT (common/layout.h): batches of short sequences have more rows
+// (16 x 4 in a cache for 4 x 16), packed at the front of each view.
 struct BlockCache {
     int B, T, C, NH, F;
     Sublayer sa;          // attention's wrapper: ln_1's output and

@@ -219,12 +219,15 @@ static int check_sizes(int B, int T, int Tk, int C, int NH, int F,
 static int check_call(const DecoderCache *c, float p, int B, int T, int Tk,
                       int C, int NH, int F, Error *err) {
     if (check_sizes(B, T, Tk, C, NH, F, err) != 0) return -1;
-    if (B > c->B || T > c->T || Tk > c->Tk || C != c->C || NH != c->NH
-        || F != c->F)
-        return error_set(err, "decoder layer: B=%d T=%d Tk=%d C=%d NH=%d "
-                         "F=%d does not fit the cache, allocated for B<=%d "
-                         "T<=%d Tk<=%d C=%d NH=%d F=%d", B, T, Tk, C, NH, F,
-                         c->B, c->T, c->Tk, c->C, c->NH, c->F);
+    // in tokens on each side, as cross-attention's cache (xattn.h)
+    if (!layout_fits(B, T, c->B, c->T) || !layout_fits(B, Tk, c->B, c->Tk)
+        || C != c->C || NH != c->NH || F != c->F)
+        return error_set(err, "decoder layer: the cache cannot hold B=%d "
+                         "T=%d Tk=%d C=%d NH=%d F=%d: it holds B*T=%lld "
+                         "tokens of at most T=%d and B*Tk=%lld source "
+                         "tokens of at most Tk=%d, C=%d NH=%d F=%d", B, T,
+                         Tk, C, NH, F, (long long)c->B * c->T, c->T,
+                         (long long)c->B * c->Tk, c->Tk, c->C, c->NH, c->F);
     return dropout_check_p(p, "decoder layer: dropout p", err);
 }
 

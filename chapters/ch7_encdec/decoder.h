@@ -134,8 +134,10 @@ int decoder_step(float *out,               // (B, C)
 
 // ---- memory ----------------------------------------------------------------
 
-// What one layer's forward pass keeps for its backward pass, for at most
-// B x T target and B x Tk source positions.
+// What one layer's forward pass keeps for its backward pass, for B x T
+// target and B x Tk source tokens: any batch (B', T', Tk') with T' <= T,
+// Tk' <= Tk, B'T' <= BT and B'Tk' <= B Tk fits (common/layout.h), packed
+// at the front of every view. The scratch likewise.
 struct DecoderCache {
     int B, T, Tk, C, NH, F;
     Sublayer sa, ca, ff;     // the three wrappers: norm outputs and

@@ -235,9 +235,11 @@ static bool held_out(const TaskSet *held, const int *src) {
     return false;
 }
 
+// Every batch fills the capacity: *B rows of *S and *T ids.
 static int fill_random(const void *self, Rng *rng, int *src, int *tgt_in,
-                       int *tgt_out, int B, int S, int T, Error *err) {
+                       int *tgt_out, int *Bp, int *Sp, int *Tp, Error *err) {
     const TrainData *d = self;
+    int B = *Bp, S = *Sp, T = *Tp;
     (void)err;
     for (int b = 0; b < B; b++)
         do

@@ -503,10 +503,15 @@ static int check_batch(const Seq2Seq *m, const Seq2SeqActs *a,
         return error_set(err, "model: a source of %d and a target of %d "
                          "tokens; the model takes 1 to max_len=%d", S, T,
                          c->max_len);
-    if (B < 1 || B > a->B || S > a->S || T > a->T)
-        return error_set(err, "model: B=%d S=%d T=%d does not fit "
-                         "activations allocated for B<=%d S<=%d T<=%d", B,
-                         S, T, a->B, a->S, a->T);
+    // in tokens on each side (common/layout.h): every buffer is indexed
+    // with this batch's B, S and T, packed at its front
+    if (B < 1 || !layout_fits(B, S, a->B, a->S)
+        || !layout_fits(B, T, a->B, a->T))
+        return error_set(err, "model: the activations cannot hold B=%d S=%d "
+                         "T=%d: they hold B*S=%lld source tokens of at most "
+                         "S=%d and B*T=%lld target tokens of at most T=%d",
+                         B, S, T, (long long)a->B * a->S, a->S,
+                         (long long)a->B * a->T, a->T);
     if (!(eps >= 0 && eps < 1))
         return error_set(err, "model: label smoothing must be in [0, 1), "
                          "got %g", eps);

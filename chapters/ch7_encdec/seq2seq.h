@@ -94,8 +94,10 @@ size_t seq2seq_param_count(const Seq2SeqConfig *cfg);
 // biases 0, LayerNorm weights 1.
 void seq2seq_init(Seq2Seq *m, Rng *rng);
 
-// What a forward pass keeps for the backward pass, for at most B
-// sentences of S source and T target tokens.
+// What a forward pass keeps for the backward pass, for B sentences of S
+// source and T target tokens, counted in tokens: it holds any batch of B'
+// sentences with S' <= S, T' <= T, B'S' <= BS and B'T' <= BT (a batch of
+// short sentences has more of them), packed at the front of every buffer.
 typedef struct Seq2SeqActs Seq2SeqActs;
 
 //> seq2seq-api
@@ -117,7 +119,8 @@ int seq2seq_forward(const Seq2Seq *m, Seq2SeqActs *a,
 void seq2seq_backward(Seq2Seq *m, Seq2SeqActs *a);
 //< seq2seq-api
 
-// The activations' memory: *_floats counts without allocating.
+// The activations' memory, for the capacity (B, S, T) above: *_floats
+// counts without allocating.
 int seq2seq_acts_alloc(Seq2SeqActs *a, const Seq2SeqConfig *cfg, int B,
                        int S, int T, Error *err);
 void seq2seq_acts_free(Seq2SeqActs *a, const Seq2SeqConfig *cfg);
@@ -170,7 +173,7 @@ int seq2seq_state_len(const Seq2SeqState *st);
 // ---- memory ----------------------------------------------------------------
 
 struct Seq2SeqActs {
-    int B, S, T;              // the most it was allocated for
+    int B, S, T;              // allocated for: B*S, B*T tokens
     int cur_B, cur_S, cur_T;  // the last forward pass's
     float dropout_p, eps;     // of the last forward pass
     const int *src, *tgt_in, *tgt_out;   // its ids (the caller's)

@@ -22,6 +22,7 @@ int seq2seq_train_init(Seq2SeqTrain *g, Seq2Seq *m, int B, int S, int T,
     g->model = *m;
     memset(m, 0, sizeof *m);   // g owns it now
     g->B = B, g->S = S, g->T = T, g->eps = eps;
+    g->cur_B = B, g->cur_S = S, g->cur_T = T;
     g->src = xmalloc((size_t)B * S * sizeof *g->src);
     g->tgt_in = xmalloc((size_t)B * T * sizeof *g->tgt_in);
     g->tgt_out = xmalloc((size_t)B * T * sizeof *g->tgt_out);
@@ -44,17 +45,29 @@ void seq2seq_train_free(Seq2SeqTrain *g) {
 static int batch(void *self, const void *data, Rng *rng, Error *err) {
     Seq2SeqTrain *g = self;
     const PairSource *p = data;
-    int rc;
+    int B = g->B, S = g->S, T = g->T, rc;
     PROFILE(PROF_DATA, rc = p->fill(p->self, rng, g->src, g->tgt_in,
-                                    g->tgt_out, g->B, g->S, g->T, err));
-    return rc;
+                                    g->tgt_out, &B, &S, &T, err));
+    if (rc != 0) return -1;
+    // the contract of pair-source (seq2seq_train.h)
+    if (B < 1 || S < 1 || T < 1 || S > g->S || T > g->T
+        || (long long)B * S > (long long)g->B * g->S
+        || (long long)B * T > (long long)g->B * g->T)
+        return error_set(err, "pair source: a batch of B=%d S=%d T=%d does "
+                         "not fit the capacity B=%d S=%d T=%d (at most "
+                         "B*S=%lld and B*T=%lld tokens)", B, S, T, g->B,
+                         g->S, g->T, (long long)g->B * g->S,
+                         (long long)g->B * g->T);
+    g->cur_B = B, g->cur_S = S, g->cur_T = T;
+    return 0;
 }
 
 static int forward(void *self, bool train, Rng *rng, float *loss,
                    Error *err) {
     Seq2SeqTrain *g = self;
     if (seq2seq_forward(&g->model, &g->acts, g->src, g->tgt_in, g->tgt_out,
-                        g->B, g->S, g->T, g->eps, train, rng, &g->last,
+                        g->cur_B, g->cur_S, g->cur_T, g->eps, train, rng,
+                        &g->last,
                         err) != 0)
         return -1;
     *loss = g->last.loss;

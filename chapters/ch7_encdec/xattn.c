@@ -15,6 +15,7 @@
 static int check_sizes(int B, int Tq, int Tk, int C, int NH, Error *err);
 static int check_fits(const XattnCache *c, int B, int Tq, int Tk, int C,
                       int NH, Error *err);
+static bool fits(int B, int Tq, int Tk, int cB, int cTq, int cTk);
 
 //> xattn-forward
 // The attention core: q from qp, k and v from the two halves of kvp,
@@ -81,8 +82,9 @@ void xattn_backward(float *dx, float *dmemory, float *dq_proj_w,
                     int Tq, int Tk, int C, int NH) {
     XattnScratch *s = scratch;
     const XattnCache *c = cache;
-    assert(check_fits(c, B, Tq, Tk, C, NH, NULL) == 0 && B <= s->B
-           && Tq <= s->Tq && Tk <= s->Tk && C == s->C && NH == s->NH);
+    assert(check_fits(c, B, Tq, Tk, C, NH, NULL) == 0
+           && fits(B, Tq, Tk, s->B, s->Tq, s->Tk) && C == s->C
+           && NH == s->NH);
     // out = y @ out_proj_w^T + out_proj_b
     memset(s->dy, 0, (size_t)B * Tq * C * sizeof *s->dy);
     PROFILE_BW(PROF_MATMUL, linear_backward(s->dy, dout_proj_w, dout_proj_b,
@@ -156,14 +158,23 @@ static int check_sizes(int B, int Tq, int Tk, int C, int NH, Error *err) {
     return 0;
 }
 
+// In tokens, on each side (common/layout.h): the queries' views hold
+// B*Tq tokens, the keys' B*Tk, and the weights (B,NH,Tq,Tk) then hold
+// B'Tq'Tk' <= B Tq Tk. Every view is indexed with the batch's own sizes.
+static bool fits(int B, int Tq, int Tk, int cB, int cTq, int cTk) {
+    return layout_fits(B, Tq, cB, cTq) && layout_fits(B, Tk, cB, cTk);
+}
+
 static int check_fits(const XattnCache *c, int B, int Tq, int Tk, int C,
                       int NH, Error *err) {
     if (check_sizes(B, Tq, Tk, C, NH, err) != 0) return -1;
-    if (B > c->B || Tq > c->Tq || Tk > c->Tk || C != c->C || NH != c->NH)
-        return error_set(err, "cross-attention: B=%d Tq=%d Tk=%d C=%d "
-                         "NH=%d does not fit the cache, allocated for "
-                         "B<=%d Tq<=%d Tk<=%d C=%d NH=%d", B, Tq, Tk, C, NH,
-                         c->B, c->Tq, c->Tk, c->C, c->NH);
+    if (!fits(B, Tq, Tk, c->B, c->Tq, c->Tk) || C != c->C || NH != c->NH)
+        return error_set(err, "cross-attention: the cache cannot hold B=%d "
+                         "Tq=%d Tk=%d C=%d NH=%d: it holds B*Tq=%lld "
+                         "queries of at most Tq=%d and B*Tk=%lld keys of "
+                         "at most Tk=%d, C=%d NH=%d", B, Tq, Tk, C, NH,
+                         (long long)c->B * c->Tq, c->Tq,
+                         (long long)c->B * c->Tk, c->Tk, c->C, c->NH);
     return 0;
 }
 

@@ -36,8 +36,8 @@ typedef struct XattnKv XattnKv;
 
 //> xattn-api
 // The forward pass. Returns 0, or -1 with a message when a size is bad or
-// does not fit the cache (B > c->B, Tq > c->Tq, Tk > c->Tk, another C or
-// NH).
+// does not fit the cache (Tq > c->Tq, Tk > c->Tk, B*Tq > c->B*c->Tq,
+// B*Tk > c->B*c->Tk, another C or NH).
 int xattn_forward(float *out,               // (B, Tq, C)
                   XattnCache *cache,        // filled in for the backward
                   const float *x,           // (B, Tq, C) the queries' stream
@@ -103,9 +103,12 @@ int xattn_step(float *out,               // (B, C)
 
 // ---- memory ----------------------------------------------------------------
 
-// What the forward pass keeps, for at most B x Tq queries and B x Tk keys
-// of C channels in NH heads. One allocation, named views; a forward pass
-// with smaller sizes packs its tensors at the front of each view.
+// What the forward pass keeps, for B x Tq queries and B x Tk keys of C
+// channels in NH heads. One allocation, named views; a forward pass with
+// other sizes packs its tensors at the front of each view. The capacity
+// is in tokens: (B', Tq', Tk') fits when Tq' <= Tq, Tk' <= Tk, B'Tq' <=
+// B Tq and B'Tk' <= B Tk (more rows of shorter sequences); the weights
+// then need B'NH Tq'Tk' <= B NH Tq Tk floats. The scratch likewise.
 struct XattnCache {
     int B, Tq, Tk, C, NH;  // the sizes it was allocated for
     float *qp;             // (B, Tq, C)      q_proj's output

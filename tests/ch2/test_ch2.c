@@ -854,16 +854,26 @@ START_TEST(mha_bad_sizes) {
     // T beyond what the cache holds, another C or NH, a bad NH
     ck_assert_int_eq(mha_forward(big, &p.cache, big, p.wa, NULL, p.wp, NULL,
                                  NULL, true, 2, 8, 6, 2, &err), -1);
-    ck_assert_str_eq(err.msg, "multi-head attention: B=2 T=8 C=6 NH=2 does "
-                     "not fit the cache, allocated for B<=2 T<=4 C=6 NH=2");
+    ck_assert_str_eq(err.msg, "multi-head attention: the cache cannot hold "
+                     "B=2 T=8 C=6 NH=2: it holds B*T=8 tokens of at most "
+                     "T=4, C=6 NH=2");
+    // more tokens than it holds, though each sequence is short enough
+    ck_assert_int_eq(mha_forward(big, &p.cache, big, p.wa, NULL, p.wp, NULL,
+                                 NULL, true, 3, 3, 6, 2, &err), -1);
+    ck_assert_str_eq(err.msg, "multi-head attention: the cache cannot hold "
+                     "B=3 T=3 C=6 NH=2: it holds B*T=8 tokens of at most "
+                     "T=4, C=6 NH=2");
     ck_assert_int_eq(mha_forward(big, &p.cache, big, p.wa, NULL, p.wp, NULL,
                                  NULL, true, 2, 4, 6, 3, &err), -1);
     ck_assert_int_eq(mha_forward(big, &p.cache, big, p.wa, NULL, p.wp, NULL,
                                  NULL, true, 2, 4, 6, 4, &err), -1);
     ck_assert_msg(strstr(err.msg, "do not split") != NULL, "%s", err.msg);
-    // smaller B and T than allocated are fine
+    // smaller B and T than allocated are fine, and so are more rows of
+    // shorter sequences (4 x 2 in room for 2 x 4 tokens)
     ck_assert_int_eq(mha_forward(big, &p.cache, p.x, p.wa, NULL, p.wp, NULL,
                                  NULL, true, 1, 3, 6, 2, &err), 0);
+    ck_assert_int_eq(mha_forward(big, &p.cache, p.x, p.wa, NULL, p.wp, NULL,
+                                 NULL, true, 4, 2, 6, 2, &err), 0);
     free(big);
     mha_free(&p);
 }

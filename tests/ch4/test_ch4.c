@@ -721,9 +721,9 @@ START_TEST(block_bad_sizes) {
     ck_assert_int_eq(block_forward(big, &p.cache, p.x, &p.prm.w, NULL, true,
                                    GELU_EXACT, 0, NULL, 2, 4, 6, 2, 10,
                                    &err), -1);
-    ck_assert_str_eq(err.msg, "transformer block: B=2 T=4 C=6 NH=2 F=10 "
-                     "does not fit the cache, allocated for B<=2 T<=3 C=6 "
-                     "NH=2 F=10");
+    ck_assert_str_eq(err.msg, "transformer block: the cache cannot hold "
+                     "B=2 T=4 C=6 NH=2 F=10: it holds B*T=6 tokens of at "
+                     "most T=3, C=6 NH=2 F=10");
     ck_assert_int_eq(block_postln_forward(big, &p.cache, p.x, &p.prm.w, NULL,
                                           true, GELU_EXACT, 0, NULL, 2, 3,
                                           6, 3, 10, &err), -1);
@@ -749,6 +749,92 @@ START_TEST(block_bad_sizes) {
 }
 END_TEST
 
+// ---- capacities in tokens ---------------------------------------------------
+
+// One batch through p: out and dx (returned, freshly allocated) and the
+// weight gradients in p->prm.grads, with the cache and scratch given.
+static float *bp_run(BlockProblem *p, BlockCache *cache, BlockScratch *s,
+                     float **out) {
+    const BlockCase *c = &p->c;
+    size_t n = (size_t)c->B * c->T * c->C;
+    BlockCache own = p->cache;
+    p->cache = *cache;
+    memset(p->prm.grads, 0, p->prm.n * sizeof(float));
+    bp_loss(p);
+    float *dx = alloc_floats(n);
+    (c->post ? block_postln_backward : block_backward)(
+        dx, &p->prm.g, s, p->lw, &p->cache, p->x, &p->prm.w, c->B, c->T,
+        c->C, c->NH, c->F);
+    *cache = p->cache;
+    p->cache = own;
+    *out = alloc_floats(n);
+    memcpy(*out, p->out, n * sizeof(float));
+    return dx;
+}
+
+// A cache and scratch for B=4 x T=16 tokens run batches of 16 x 4, 8 x 8,
+// 4 x 16 and 1 x 16, one after another in the same memory, and give bit
+// for bit what memory allocated for exactly that batch gives: output,
+// input gradient, weight gradients; with padding and dropout, Pre-LN and
+// Post-LN. More tokens, or a longer sequence, is refused.
+START_TEST(block_capacity_in_tokens) {
+    const int shapes[4][2] = {{16, 4}, {8, 8}, {4, 16}, {1, 16}};
+    int C = 8, NH = 2, F = 16;
+    BlockCache big;
+    BlockScratch bigs;
+    Error err;
+    ck_assert_msg(block_cache_alloc(&big, 4, 16, C, NH, F, &err) == 0
+                  && block_scratch_alloc(&bigs, 4, 16, C, NH, F, &err) == 0,
+                  "%s", err.msg);
+    for (int post = 0; post < 2; post++)
+        for (int i = 0; i < 4; i++) {
+            int B = shapes[i][0], T = shapes[i][1];
+            int *mask = malloc((size_t)B * T * sizeof *mask);
+            for (int b = 0; b < B; b++)     // rows of different lengths
+                for (int t = 0; t < T; t++)
+                    mask[b * T + t] = t < T - b % 3;
+            BlockCase c = {"cap", post, B, T, C, NH, F, true, 0.1f,
+                           (uint64_t)(40 + i), post, mask, RELU};
+            BlockProblem p = bp_random(&c, 900 + (uint64_t)i);
+            BlockScratch s;
+            ck_assert_msg(block_scratch_alloc(&s, B, T, C, NH, F, &err) == 0,
+                          "%s", err.msg);
+            float *want_out, *want_dx = bp_run(&p, &p.cache, &s, &want_out);
+            float *want_g = alloc_floats(p.prm.n);
+            memcpy(want_g, p.prm.grads, p.prm.n * sizeof(float));
+            float *out, *dx = bp_run(&p, &big, &bigs, &out);
+            size_t bytes = (size_t)B * T * C * sizeof(float);
+            ck_assert_msg(memcmp(out, want_out, bytes) == 0
+                          && memcmp(dx, want_dx, bytes) == 0
+                          && memcmp(p.prm.grads, want_g,
+                                    p.prm.n * sizeof(float)) == 0,
+                          "post %d, B=%d T=%d differs", post, B, T);
+            free(want_out), free(want_dx), free(want_g);
+            free(out), free(dx), free(mask);
+            block_scratch_free(&s);
+            bp_free(&p);
+        }
+    // 80 tokens, and a sequence of 17: neither fits
+    float *x = alloc_floats(5 * 17 * 8), *y = alloc_floats(5 * 17 * 8);
+    BlockParams prm = block_params_new(C, F, true);
+    ck_assert_int_eq(block_forward(y, &big, x, &prm.w, NULL, true, RELU, 0,
+                                   NULL, 5, 16, C, NH, F, &err), -1);
+    ck_assert_str_eq(err.msg, "transformer block: the cache cannot hold "
+                     "B=5 T=16 C=8 NH=2 F=16: it holds B*T=64 tokens of at "
+                     "most T=16, C=8 NH=2 F=16");
+    ck_assert_int_eq(block_postln_forward(y, &big, x, &prm.w, NULL, true,
+                                          RELU, 0, NULL, 1, 17, C, NH, F,
+                                          &err), -1);
+    ck_assert_str_eq(err.msg, "transformer block: the cache cannot hold "
+                     "B=1 T=17 C=8 NH=2 F=16: it holds B*T=64 tokens of at "
+                     "most T=16, C=8 NH=2 F=16");
+    free(x), free(y);
+    block_params_free(&prm);
+    block_cache_free(&big);
+    block_scratch_free(&bigs);
+}
+END_TEST
+
 Suite *ch4_suite(void) {
     Suite *s = suite_create("ch4");
     TCase *tc = tcase_new("norms", "ch4");
@@ -771,6 +857,7 @@ Suite *ch4_suite(void) {
     tcase_add_test(tc, block_parameter_counts);
     tcase_add_test(tc, block_shared_cache);
     tcase_add_test(tc, block_bad_sizes);
+    tcase_add_test(tc, block_capacity_in_tokens);
     suite_add_tcase(s, tc);
     return s;
 }

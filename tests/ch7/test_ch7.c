@@ -289,9 +289,10 @@ START_TEST(xattn_bad_sizes) {
     ck_assert_int_eq(xattn_forward(p.out, &p.cache, p.x, p.mem, p.w[XQW],
                                    NULL, p.w[XKVW], NULL, p.w[XOW], NULL,
                                    NULL, 2, 3, 6, 6, 2, &err), -1);
-    ck_assert_str_eq(err.msg, "cross-attention: B=2 Tq=3 Tk=6 C=6 NH=2 "
-                     "does not fit the cache, allocated for B<=2 Tq<=3 "
-                     "Tk<=5 C=6 NH=2");
+    ck_assert_str_eq(err.msg, "cross-attention: the cache cannot hold B=2 "
+                     "Tq=3 Tk=6 C=6 NH=2: it holds B*Tq=6 queries of at "
+                     "most Tq=3 and B*Tk=10 keys of at most Tk=5, C=6 "
+                     "NH=2");
     // smaller than allocated is fine
     ck_assert_int_eq(xattn_forward(p.out, &p.cache, p.x, p.mem, p.w[XQW],
                                    NULL, p.w[XKVW], NULL, p.w[XOW], NULL,
@@ -308,6 +309,117 @@ START_TEST(xattn_bad_sizes) {
                                 NULL, 2, 6, 2, &err), -1);   // filled for 1
     xattn_kv_free(&kv);
     xp_free(&p);
+}
+END_TEST
+
+// ---- capacities in tokens ---------------------------------------------------
+
+// The batches of the capacity tests, (B, Tq, Tk), run in memory for
+// B=4 x Tq=16 queries and B=4 x Tk=12 keys.
+static const int CAP_SHAPES[4][3] = {
+    {16, 4, 3}, {8, 8, 6}, {4, 16, 12}, {1, 16, 12}};
+
+// A source mask of rows of different lengths, (B, Tk), at least 1 real.
+static int *cap_mask(int B, int Tk) {
+    int *m = malloc((size_t)B * Tk * sizeof *m);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < Tk; t++) m[b * Tk + t] = t < Tk - b % 3;
+    return m;
+}
+
+// xp_grads (once) with the cache and scratch given: p's own cache is put
+// back after.
+static void xp_run(XProblem *p, XattnCache *cache, XattnScratch *s,
+                   float *dx, float *dmem) {
+    const XCase *c = &p->c;
+    XattnCache own = p->cache;
+    p->cache = *cache;
+    memset(dx, 0, (size_t)c->B * c->Tq * c->C * sizeof *dx);
+    memset(dmem, 0, (size_t)c->B * c->Tk * c->C * sizeof *dmem);
+    for (int i = 0; i < XN; i++)
+        if (p->g[i]) memset(p->g[i], 0, p->len[i] * sizeof(float));
+    xp_loss(p);
+    xattn_backward(dx, dmem, p->g[XQW], p->g[XQB], p->g[XKVW], p->g[XKVB],
+                   p->g[XOW], p->g[XOB], s, p->lw, &p->cache, p->x, p->mem,
+                   p->w[XQW], p->w[XKVW], p->w[XOW], c->B, c->Tq, c->Tk,
+                   c->C, c->NH);
+    *cache = p->cache;
+    p->cache = own;
+}
+
+// Memory for 4 x 16 queries and 4 x 12 keys runs batches of more, shorter
+// rows in turn, bit for bit as memory allocated for each: output, dx,
+// dmemory and every weight gradient. Too many tokens on either side, or
+// too long a sequence, is refused.
+START_TEST(xattn_capacity_in_tokens) {
+    int C = 8, NH = 2;
+    XattnCache big;
+    XattnScratch bigs;
+    Error err;
+    ck_assert_msg(xattn_cache_alloc(&big, 4, 16, 12, C, NH, &err) == 0
+                  && xattn_scratch_alloc(&bigs, 4, 16, 12, C, NH, &err)
+                     == 0, "%s", err.msg);
+    for (int i = 0; i < 4; i++) {
+        int B = CAP_SHAPES[i][0], Tq = CAP_SHAPES[i][1];
+        int Tk = CAP_SHAPES[i][2];
+        int *mask = cap_mask(B, Tk);
+        XCase c = {"cap", B, Tq, Tk, C, NH, true, mask};
+        XProblem p = xp_new(&c, 300 + (uint64_t)i);
+        XattnScratch s;
+        ck_assert_msg(xattn_scratch_alloc(&s, B, Tq, Tk, C, NH, &err) == 0,
+                      "%s", err.msg);
+        size_t nq = (size_t)B * Tq * C, nk = (size_t)B * Tk * C;
+        float *want = alloc_floats(2 * nq + nk), *got = alloc_floats(nq);
+        float *dx = alloc_floats(nq), *dmem = alloc_floats(nk);
+        float *wg[XN] = {0};
+        xp_run(&p, &p.cache, &s, want + nq, want + 2 * nq);
+        memcpy(want, p.out, nq * sizeof(float));
+        for (int k = 0; k < XN; k++)
+            if (p.g[k]) {
+                wg[k] = alloc_floats(p.len[k]);
+                memcpy(wg[k], p.g[k], p.len[k] * sizeof(float));
+            }
+        xp_run(&p, &big, &bigs, dx, dmem);
+        memcpy(got, p.out, nq * sizeof(float));
+        ck_assert_msg(memcmp(got, want, nq * sizeof(float)) == 0
+                      && memcmp(dx, want + nq, nq * sizeof(float)) == 0
+                      && memcmp(dmem, want + 2 * nq, nk * sizeof(float))
+                         == 0, "B=%d Tq=%d Tk=%d differs", B, Tq, Tk);
+        for (int k = 0; k < XN; k++)
+            if (p.g[k])
+                ck_assert_msg(memcmp(p.g[k], wg[k], p.len[k] * sizeof(float))
+                              == 0, "B=%d Tq=%d: %s differs", B, Tq,
+                              XNAMES[k]);
+        for (int k = 0; k < XN; k++) free(wg[k]);
+        free(want), free(got), free(dx), free(dmem), free(mask);
+        xattn_scratch_free(&s);
+        xp_free(&p);
+    }
+    // 8 x 8 queries fit, but 8 x 7 = 56 keys do not; 5 x 16 queries, and
+    // 13 keys, do not either
+    XCase c = {"over", 8, 16, 13, C, NH, true, NULL};
+    XProblem p = xp_new(&c, 350);
+    const int over[3][3] = {{8, 8, 7}, {5, 16, 2}, {1, 4, 13}};
+    const char *const msg[3] = {
+        "cross-attention: the cache cannot hold B=8 Tq=8 Tk=7 C=8 NH=2: it "
+        "holds B*Tq=64 queries of at most Tq=16 and B*Tk=48 keys of at "
+        "most Tk=12, C=8 NH=2",
+        "cross-attention: the cache cannot hold B=5 Tq=16 Tk=2 C=8 NH=2: it "
+        "holds B*Tq=64 queries of at most Tq=16 and B*Tk=48 keys of at "
+        "most Tk=12, C=8 NH=2",
+        "cross-attention: the cache cannot hold B=1 Tq=4 Tk=13 C=8 NH=2: it "
+        "holds B*Tq=64 queries of at most Tq=16 and B*Tk=48 keys of at "
+        "most Tk=12, C=8 NH=2"};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(xattn_forward(p.out, &big, p.x, p.mem, p.w[XQW],
+                                       NULL, p.w[XKVW], NULL, p.w[XOW], NULL,
+                                       NULL, over[k][0], over[k][1],
+                                       over[k][2], C, NH, &err), -1);
+        ck_assert_str_eq(err.msg, msg[k]);
+    }
+    xp_free(&p);
+    xattn_cache_free(&big);
+    xattn_scratch_free(&bigs);
 }
 END_TEST
 
@@ -729,9 +841,10 @@ START_TEST(decoder_bad_sizes) {
     ck_assert_int_eq(decoder_forward(big, &p.cache, p.x, p.mem, &p.w, NULL,
                                      NULL, RELU, 0, NULL, 2, 3, 5, 6, 2, 10,
                                      &err), -1);
-    ck_assert_str_eq(err.msg, "decoder layer: B=2 T=3 Tk=5 C=6 NH=2 F=10 "
-                     "does not fit the cache, allocated for B<=2 T<=3 "
-                     "Tk<=4 C=6 NH=2 F=10");
+    ck_assert_str_eq(err.msg, "decoder layer: the cache cannot hold B=2 "
+                     "T=3 Tk=5 C=6 NH=2 F=10: it holds B*T=6 tokens of at "
+                     "most T=3 and B*Tk=8 source tokens of at most Tk=4, "
+                     "C=6 NH=2 F=10");
     ck_assert_int_eq(decoder_forward(big, &p.cache, p.x, p.mem, &p.w, NULL,
                                      NULL, RELU, 1.0f, NULL, 2, 3, 4, 6, 2,
                                      10, &err), -1);
@@ -750,6 +863,83 @@ START_TEST(decoder_bad_sizes) {
 }
 END_TEST
 
+// dp_grads (once) with the cache and scratch given.
+static void dp_run(DecProblem *p, DecoderCache *cache, DecoderScratch *s,
+                   float *dx, float *dmem) {
+    const DecCase *c = &p->c;
+    DecoderCache own = p->cache;
+    p->cache = *cache;
+    memset(dx, 0, (size_t)c->B * c->T * c->C * sizeof *dx);
+    memset(dmem, 0, (size_t)c->B * c->Tk * c->C * sizeof *dmem);
+    memset(p->grads, 0, p->n * sizeof *p->grads);
+    dp_loss(p);
+    decoder_backward(dx, dmem, &p->g, s, p->lw, &p->cache, p->x, p->mem,
+                     &p->w, c->B, c->T, c->Tk, c->C, c->NH, c->F);
+    *cache = p->cache;
+    p->cache = own;
+}
+
+// The decoder layer as cross-attention above: memory for 4 x 16 target
+// and 4 x 12 source tokens runs the same batches, with padding on both
+// sides and dropout, bit for bit as memory for each; too many tokens, or
+// too long a target, is refused.
+START_TEST(decoder_capacity_in_tokens) {
+    int C = 8, NH = 2, F = 16;
+    DecoderCache big;
+    DecoderScratch bigs;
+    Error err;
+    ck_assert_msg(decoder_cache_alloc(&big, 4, 16, 12, C, NH, F, &err) == 0
+                  && decoder_scratch_alloc(&bigs, 4, 16, 12, C, NH, F, &err)
+                     == 0, "%s", err.msg);
+    for (int i = 0; i < 4; i++) {
+        int B = CAP_SHAPES[i][0], T = CAP_SHAPES[i][1];
+        int Tk = CAP_SHAPES[i][2];
+        int *tgt = cap_mask(B, T), *src = cap_mask(B, Tk);
+        DecCase c = {"cap", B, T, Tk, C, NH, F, true, RELU, 0.1f,
+                     (uint64_t)(60 + i), tgt, src};
+        DecProblem p = dp_random(&c, 500 + (uint64_t)i);
+        DecoderScratch s;
+        ck_assert_msg(decoder_scratch_alloc(&s, B, T, Tk, C, NH, F, &err)
+                      == 0, "%s", err.msg);
+        size_t nx = (size_t)B * T * C, nk = (size_t)B * Tk * C;
+        float *want = alloc_floats(2 * nx + nk), *got = alloc_floats(nx);
+        float *dx = alloc_floats(nx), *dmem = alloc_floats(nk);
+        float *wg = alloc_floats(p.n);
+        dp_run(&p, &p.cache, &s, want + nx, want + 2 * nx);
+        memcpy(want, p.out, nx * sizeof(float));
+        memcpy(wg, p.grads, p.n * sizeof(float));
+        dp_run(&p, &big, &bigs, dx, dmem);
+        memcpy(got, p.out, nx * sizeof(float));
+        ck_assert_msg(memcmp(got, want, nx * sizeof(float)) == 0
+                      && memcmp(dx, want + nx, nx * sizeof(float)) == 0
+                      && memcmp(dmem, want + 2 * nx, nk * sizeof(float)) == 0
+                      && memcmp(p.grads, wg, p.n * sizeof(float)) == 0,
+                      "B=%d T=%d Tk=%d differs", B, T, Tk);
+        free(want), free(got), free(dx), free(dmem), free(wg);
+        free(tgt), free(src);
+        decoder_scratch_free(&s);
+        dp_free(&p);
+    }
+    DecCase c = {"over", 8, 17, 13, C, NH, F, true, RELU, 0, 0, NULL, NULL};
+    DecProblem p = dp_random(&c, 550);
+    ck_assert_int_eq(decoder_forward(p.out, &big, p.x, p.mem, &p.w, NULL,
+                                     NULL, RELU, 0, NULL, 8, 8, 7, C, NH, F,
+                                     &err), -1);
+    ck_assert_str_eq(err.msg, "decoder layer: the cache cannot hold B=8 "
+                     "T=8 Tk=7 C=8 NH=2 F=16: it holds B*T=64 tokens of at "
+                     "most T=16 and B*Tk=48 source tokens of at most "
+                     "Tk=12, C=8 NH=2 F=16");
+    ck_assert_int_eq(decoder_forward(p.out, &big, p.x, p.mem, &p.w, NULL,
+                                     NULL, RELU, 0, NULL, 1, 17, 4, C, NH, F,
+                                     &err), -1);
+    ck_assert_msg(strstr(err.msg, "cannot hold B=1 T=17 Tk=4") != NULL, "%s",
+                  err.msg);
+    dp_free(&p);
+    decoder_cache_free(&big);
+    decoder_scratch_free(&bigs);
+}
+END_TEST
+
 Suite *ch7_suite(void) {
     Suite *s = suite_create("ch7");
     TCase *tc = tcase_new("cross-attention", "ch7");
@@ -759,6 +949,7 @@ Suite *ch7_suite(void) {
     tcase_add_test(tc, xattn_ignores_padded_memory);
     tcase_add_test(tc, xattn_step_matches_forward);
     tcase_add_test(tc, xattn_bad_sizes);
+    tcase_add_test(tc, xattn_capacity_in_tokens);
     suite_add_tcase(s, tc);
     tc = tcase_new("decoder", "ch7");
     tcase_add_test(tc, decoder_matches_pytorch);
@@ -769,6 +960,7 @@ Suite *ch7_suite(void) {
     tcase_add_test(tc, decoder_step_matches_forward);
     tcase_add_test(tc, decoder_parameter_counts);
     tcase_add_test(tc, decoder_bad_sizes);
+    tcase_add_test(tc, decoder_capacity_in_tokens);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,7 @@
 #include "optim.h"
 #include "rng.h"
 #include "seq2seq.h"
+#include "seq2seq_train.h"
 #include "threads.h"
 
 #define FIXTURE "ch7_model.txt"
@@ -587,6 +588,197 @@ START_TEST(seq2seq_masks_hold_through_the_model) {
 }
 END_TEST
 
+// ---- capacities in tokens ---------------------------------------------------
+
+// The batches (B, S, T) run in activations for B=4 x S=12 source and
+// B=4 x T=16 target tokens: more rows of shorter sentences, and fewer.
+static const int CAP_SHAPES[4][3] = {
+    {16, 3, 4}, {8, 6, 8}, {4, 12, 16}, {1, 12, 16}};
+
+// B rows of L ids, row b real for its first L - b % 3 positions (at
+// least 1) and pad after; ids drawn from seed, never pad.
+static void cap_ids(int *ids, int B, int L, int V, int pad, uint64_t seed) {
+    Rng r;
+    rng_seed(&r, seed);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < L; t++) {
+            int id = (pad + 1 + (int)(rng_uniform(&r) * (V - 1))) % V;
+            ids[b * L + t] = t < L - b % 3 ? id : pad;
+        }
+}
+
+// A model with dropout (so the masks' layout counts too) and its config.
+static Seq2SeqConfig cap_config(void) {
+    Seq2SeqConfig cfg = seq2seq_config_default(9, 16);
+    cfg.n_embd = 8, cfg.n_head = 2, cfg.n_ffn = 12, cfg.dropout = 0.1f;
+    return cfg;
+}
+
+// One training forward and backward pass of a batch in a: the loss, and
+// the logits and gradients copied out.
+static SmoothedLoss cap_run(Seq2Seq *m, Seq2SeqActs *a, const int *src,
+                            const int *in, const int *out, int B, int S,
+                            int T, float *logits, float *grads) {
+    Rng r;
+    rng_seed(&r, 31);
+    SmoothedLoss l;
+    Error err;
+    ck_assert_msg(seq2seq_forward(m, a, src, in, out, B, S, T, 0.1f, true,
+                                  &r, &l, &err) == 0, "%s", err.msg);
+    seq2seq_zero_grads(m);
+    seq2seq_backward(m, a);
+    memcpy(logits, seq2seq_logits(a),
+           (size_t)B * T * m->cfg.tgt_vocab * sizeof(float));
+    memcpy(grads, m->grads, m->num_params * sizeof(float));
+    return l;
+}
+
+// The whole model, forward and backward, in activations for 4 x 12
+// source and 4 x 16 target tokens, batch after batch in the same memory,
+// bit for bit as in activations allocated for each batch: the loss, the
+// logits, every gradient. A batch of more tokens or longer sentences is
+// refused, and seq2seq_acts_floats counts the memory of the capacity.
+START_TEST(seq2seq_capacity_in_tokens) {
+    Seq2SeqConfig cfg = cap_config();
+    Seq2Seq m;
+    build(&m, &cfg);
+    Rng r;
+    rng_seed(&r, 81);
+    rng_normal_fill(&r, m.params, m.num_params, 0, 0.4f);
+    Seq2SeqActs big;
+    Error err;
+    ck_assert_msg(seq2seq_acts_alloc(&big, &cfg, 4, 12, 16, &err) == 0,
+                  "%s", err.msg);
+    int V = cfg.tgt_vocab;
+    float *wg = alloc_floats(m.num_params), *g = alloc_floats(m.num_params);
+    for (int i = 0; i < 4; i++) {
+        int B = CAP_SHAPES[i][0], S = CAP_SHAPES[i][1], T = CAP_SHAPES[i][2];
+        int *src = malloc((size_t)B * S * sizeof *src);
+        int *in = malloc((size_t)B * T * sizeof *in);
+        int *out = malloc((size_t)B * T * sizeof *out);
+        cap_ids(src, B, S, cfg.src_vocab, cfg.pad, 10 + (uint64_t)i);
+        cap_ids(in, B, T, V, cfg.pad, 20 + (uint64_t)i);
+        cap_ids(out, B, T, V, cfg.pad, 30 + (uint64_t)i);
+        size_t nl = (size_t)B * T * V;
+        float *wl = alloc_floats(nl), *l = alloc_floats(nl);
+        Seq2SeqActs exact;
+        ck_assert_msg(seq2seq_acts_alloc(&exact, &cfg, B, S, T, &err) == 0,
+                      "%s", err.msg);
+        SmoothedLoss want = cap_run(&m, &exact, src, in, out, B, S, T, wl,
+                                    wg);
+        SmoothedLoss got = cap_run(&m, &big, src, in, out, B, S, T, l, g);
+        ck_assert_float_eq(got.loss, want.loss);
+        ck_assert_float_eq(got.nll, want.nll);
+        ck_assert_msg(memcmp(l, wl, nl * sizeof(float)) == 0
+                      && memcmp(g, wg, m.num_params * sizeof(float)) == 0,
+                      "B=%d S=%d T=%d differs", B, S, T);
+        seq2seq_acts_free(&exact, &cfg);
+        free(wl), free(l), free(src), free(in), free(out);
+    }
+    // 8 x 7 = 56 source tokens, 5 x 16 = 80 target ones, a source of 13
+    int *ids = calloc(16 * 16, sizeof *ids);
+    for (int i = 0; i < 16 * 16; i++) ids[i] = 3;
+    const int over[3][3] = {{8, 7, 8}, {5, 2, 16}, {1, 13, 4}};
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(seq2seq_forward(&m, &big, ids, ids, ids, over[k][0],
+                                         over[k][1], over[k][2], 0, false,
+                                         NULL, NULL, &err), -1);
+    ck_assert_str_eq(err.msg, "model: the activations cannot hold B=1 S=13 "
+                     "T=4: they hold B*S=48 source tokens of at most S=12 "
+                     "and B*T=64 target tokens of at most T=16");
+    ck_assert_int_eq(seq2seq_forward(&m, &big, ids, ids, ids, 8, 7, 8, 0,
+                                     false, NULL, NULL, &err), -1);
+    ck_assert_msg(strstr(err.msg, "cannot hold B=8 S=7 T=8") != NULL, "%s",
+                  err.msg);
+    free(ids), free(wg), free(g);
+    // the memory check counts the capacity, which covers what each batch
+    // it takes would need in activations of its own
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_le(seq2seq_acts_floats(&cfg, CAP_SHAPES[i][0],
+                                              CAP_SHAPES[i][1],
+                                              CAP_SHAPES[i][2]),
+                          seq2seq_acts_floats(&cfg, 4, 12, 16));
+    seq2seq_acts_free(&big, &cfg);
+    seq2seq_free(&m);
+}
+END_TEST
+
+// A PairSource that hands out the batches of CAP_SHAPES in turn (next
+// counts them), the ids of cap_ids; or, with too_big, a batch of more
+// tokens than the capacity.
+typedef struct {
+    int *next;
+    bool too_big;
+    int V, pad;
+} CapSource;
+
+static int cap_fill(const void *self, Rng *rng, int *src, int *tgt_in,
+                    int *tgt_out, int *B, int *S, int *T, Error *err) {
+    const CapSource *c = self;
+    (void)rng, (void)err;
+    const int *shape = CAP_SHAPES[*c->next % 4];
+    ck_assert(*B == 4 && *S == 12 && *T == 16);    // the capacity
+    *B = c->too_big ? 17 : shape[0], *S = shape[1], *T = shape[2];
+    if (c->too_big) return 0;
+    uint64_t i = (uint64_t)(*c->next)++;
+    cap_ids(src, *B, *S, c->V, c->pad, 10 + i);
+    cap_ids(tgt_in, *B, *T, c->V, c->pad, 20 + i);
+    cap_ids(tgt_out, *B, *T, c->V, c->pad, 30 + i);
+    return 0;
+}
+
+// Seq2SeqTrain runs each batch at the sizes its source returned: the
+// loss and gradients of seq2seq_forward/backward on that batch in its
+// own activations. A source that breaks the contract is an error.
+START_TEST(seq2seq_train_takes_the_sources_sizes) {
+    Seq2SeqConfig cfg = cap_config();
+    cfg.dropout = 0.0f;
+    Seq2Seq m, ref;
+    build(&m, &cfg);
+    build(&ref, &cfg);
+    Rng r;
+    rng_seed(&r, 82);
+    rng_normal_fill(&r, m.params, m.num_params, 0, 0.4f);
+    memcpy(ref.params, m.params, m.num_params * sizeof(float));
+    Seq2SeqTrain g;
+    Error err;
+    ck_assert_msg(seq2seq_train_init(&g, &m, 4, 12, 16, 0.1f, &err) == 0,
+                  "%s", err.msg);
+    TrainModel tm = seq2seq_train_model(&g);
+    int next = 0;
+    CapSource cs = {&next, false, cfg.tgt_vocab, cfg.pad};
+    PairSource ps = {&cs, cap_fill};
+    float *wl = alloc_floats((size_t)16 * 4 * cfg.tgt_vocab * 4);
+    float *wg = alloc_floats(ref.num_params);
+    for (int i = 0; i < 4; i++) {
+        int B = CAP_SHAPES[i][0], S = CAP_SHAPES[i][1], T = CAP_SHAPES[i][2];
+        ck_assert_msg(tm.batch(tm.self, &ps, &r, &err) == 0, "%s", err.msg);
+        ck_assert(g.cur_B == B && g.cur_S == S && g.cur_T == T);
+        float loss;
+        ck_assert_msg(tm.forward(tm.self, false, &r, &loss, &err) == 0, "%s",
+                      err.msg);
+        tm.backward(tm.self);
+        Seq2SeqActs exact;
+        ck_assert_int_eq(seq2seq_acts_alloc(&exact, &cfg, B, S, T, &err), 0);
+        SmoothedLoss want = cap_run(&ref, &exact, g.src, g.tgt_in,
+                                    g.tgt_out, B, S, T, wl, wg);
+        ck_assert_float_eq(loss, want.loss);
+        ck_assert_msg(memcmp(g.model.grads, wg,
+                             ref.num_params * sizeof(float)) == 0,
+                      "B=%d S=%d T=%d: gradients differ", B, S, T);
+        seq2seq_acts_free(&exact, &cfg);
+    }
+    cs.too_big = true;
+    ck_assert_int_eq(tm.batch(tm.self, &ps, &r, &err), -1);
+    ck_assert_str_eq(err.msg, "pair source: a batch of B=17 S=3 T=4 does "
+                     "not fit the capacity B=4 S=12 T=16 (at most B*S=48 "
+                     "and B*T=64 tokens)");
+    free(wl), free(wg);
+    seq2seq_free(&ref);
+    seq2seq_train_free(&g);
+}
+END_TEST
+
 Suite *ch7_model_suite(void) {
     Suite *s = suite_create("ch7_model");
     TCase *tc = tcase_new("seq2seq", "ch7");
@@ -596,6 +788,8 @@ Suite *ch7_model_suite(void) {
     tcase_add_test(tc, seq2seq_wrong_versions_fail);
     tcase_add_test(tc, seq2seq_masks_hold_through_the_model);
     tcase_add_loop_test(tc, seq2seq_backward_finite_differences, 0, 2);
+    tcase_add_test(tc, seq2seq_capacity_in_tokens);
+    tcase_add_test(tc, seq2seq_train_takes_the_sources_sizes);
     suite_add_tcase(s, tc);
     return s;
 }
