@@ -588,7 +588,7 @@ START_TEST(seq2seq_masks_hold_through_the_model) {
 }
 END_TEST
 
-// ---- capacities in tokens ----------------------------------------------------
+// ---- capacities in tokens ---------------------------------------------------
 
 // The batches (B, S, T) run in activations for B=4 x S=12 source and
 // B=4 x T=16 target tokens: more rows of shorter sentences, and fewer.
