@@ -7,6 +7,7 @@
 //   ./ch7                        reverse, until 100% held-out exact match
 //   ./ch7 --task sort --steps 3000
 //   ./ch7 --help
+//   ./ch7 --task translate       German to English on Multi30k (mt.c)
 //   ./ch7 --bleu HYP REF         BLEU and chrF of a file of translations
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "error.h"
 #include "flags.h"
 #include "mem.h"
+#include "mt.h"
 #include "progress.h"
 #include "seq2seq.h"
 #include "seq2seq_checkpoint.h"
@@ -43,7 +45,8 @@ typedef struct {
 static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
                         Task *task) {
     Flag flags[] = {
-        {"task", FLAG_STRING, &o->task, "copy, reverse or sort"},
+        {"task", FLAG_STRING, &o->task, "copy, reverse or sort; translate is "
+         "German to English (./ch7 --task translate --help)"},
         {"symbols", FLAG_INT, &o->symbols, "letters in the alphabet"},
         {"min-len", FLAG_INT, &o->min_len, "shortest source string"},
         {"max-len", FLAG_INT, &o->max_len, "longest source string"},
@@ -86,7 +89,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
                 "line) with BLEU and chrF as sacreBLEU 2.6.0\ndoes by "
                 "default; --lowercase makes BLEU case-insensitive (-lc).");
     if (task_kind_parse(o->task, &task->kind) != 0)
-        flags_fail("--task must be copy, reverse or sort, got '%s'",
+        flags_fail("--task must be copy, reverse, sort or translate, got '%s'",
                    o->task);
     if (!flags_given(&o->show) && o->show > o->held_out)
         o->show = o->held_out;
@@ -390,6 +393,13 @@ static void show_examples(const Seq2Seq *m, const Task *task,
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);
     bleu_mode(argc, argv);
+    // German to English is a program of its own (mt.c)
+    const char *mode = flags_peek(argc, argv, "task");
+    if ((mode && strcmp(mode, "translate") == 0)
+        || flags_peek(argc, argv, "checkpoint")
+        || flags_peek(argc, argv, "translate")
+        || flags_peek(argc, argv, "translate-file"))
+        return mt_main(argc, argv);
     Options o = {.task = "reverse", .symbols = 10, .min_len = 3,
                  .max_len = 8, .embd = 32, .layers = 2, .heads = 4,
                  .ffn = 128, .dropout = 0, .smoothing = 0.1f,

@@ -210,5 +210,27 @@ expect 2 "got '--steps'" ch7 --bleu "$TMP/hyp.txt" "$TMP/ref.txt" --steps 3
 printf 'caf\xc3\n' >"$TMP/bad.txt"
 expect 1 "hypothesis 1" ch7 --bleu "$TMP/bad.txt" "$TMP/one.txt"
 
+# ch7 --task translate: the whole pipeline on Multi30k with a tiny model
+# (BPE, batches, training, val and test BLEU, a checkpoint that
+# translates); what it learns in 6 steps is nothing, what is tested is
+# that every stage runs and reports
+expect 2 "--tokenizer must be bpe or char" ch7 --task translate \
+    --tokenizer words
+expect 2 "need --checkpoint FILE" ch7 --translate "Ein Hund."
+expect 1 "cannot open $TMP/none" ch7 --checkpoint "$TMP/none" --translate x
+expect 0 "chrF2|nrefs:1" ch7 --task translate --merges 200 --embd 8 \
+    --ffn 8 --heads 1 --layers 1 --steps 6 --beam 1 --show 1 --quiet \
+    --save "$TMP/mt.safetensors"
+for w in "tokenizer   BPE: " "batches     " "eval step 6 (epoch" \
+         "BLEU|nrefs:1|case:mixed" "  reference  A man in an orange hat"; do
+    grep -qF -- "$w" "$TMP/out" || fail "ch7 --task translate lacks '$w'"
+done
+head -n 3 "$ROOT/data/multi30k/val.de" >"$TMP/three.de"
+expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
+    "$TMP/three.de" --beam 2
+[ "$(wc -l <"$TMP/out")" = 3 ] || fail "ch7 --translate-file: not 3 lines"
+expect 1 "the config metadata has no \"src_vocab\"" ch7 --checkpoint \
+    "$ROOT/tests/reference/ch5_bias.safetensors" --translate x
+
 echo "cli: $runs runs, $fails failure$([ $fails = 1 ] || echo s)"
 [ "$fails" = 0 ]
