@@ -438,7 +438,8 @@ static void fit_budget(Run *r, const Options *o, const Outcome *out,
     long fit = r->trainer.step + (left > 0 ? (long)(left / per_step) : 0);
     if (fit >= c->steps) {
         printf("budget      %.3f s a step here: all %d steps fit in %g "
-               "minutes\n", step, c->steps, o->minutes);
+               "minute%s\n", step, c->steps, o->minutes,
+               o->minutes == 1 ? "" : "s");
         return;
     }
     if (fit >= 100) fit -= fit % 10;   // a round number to repeat
@@ -446,9 +447,9 @@ static void fit_budget(Run *r, const Options *o, const Outcome *out,
     c->steps = (int)fit;
     if (!o->decay_given) c->decay_steps = c->steps;
     pr->total_steps = c->steps;
-    printf("budget      %.3f s a step here: %d of %d steps fit in %g minutes"
+    printf("budget      %.3f s a step here: %d of %d steps fit in %g minute%s"
            " (--steps %d repeats this run)\n", step, c->steps, was,
-           o->minutes, c->steps);
+           o->minutes, o->minutes == 1 ? "" : "s", c->steps);
 }
 //< budget
 
