@@ -44,6 +44,15 @@ cd "$ROOT"
 DOCS_ROOT=. bash "$DOCS_DIR/check_regions.sh" ||
   die "unused regions (above): include each in a chapter, remove its markers, or list it in docs/regions-unused.txt"
 
+# What a student reads names its sources by title or as "the course
+# notes", never by a file number ("seed 001"), and never mentions the
+# project's issue tracker.
+bad=$(grep -rnEi --include='*.md' --include='*.c' --include='*.h' \
+      'seeds? +0[0-9]{2}([^0-9]|$)|the seeds\b|the issue|issue [0-9]+' README.md chapters \
+      common exercises solutions 2>/dev/null || true)
+[[ -z $bad ]] || { echo "$bad" >&2;
+  die "the lines above cite a source by file number or mention an issue"; }
+
 OUT=docs/site
 # How output paths are shown in the log: relative to where we were started.
 if [[ $ROOT == . ]]; then SHOW=$OUT; else SHOW=${ROOT%/}/$OUT; fi

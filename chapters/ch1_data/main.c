@@ -126,7 +126,8 @@ static void show_baselines(const Corpus *c, double alpha) {
            unigram_loss(uni, V, c->val.ids, c->val.n, alpha));
     printf("  bigram             %.4f   which character follows which\n",
            bigram_loss(bi, V, c->val.ids, c->val.n, alpha));
-    printf("  (the GPT of chapter 6 reaches about 1.5 on Tiny Shakespeare)\n");
+    printf("  (chapter 6's GPT: 1.7 to 1.9 in 5 minutes on 2 cores; "
+           "nanoGPT's: 1.47)\n");
     free(uni);
     free(bi);
 }
