@@ -303,22 +303,26 @@ static void bleu_sentence(BleuResult *r, Table *t, const uint32_t *hyp,
 }
 //< bleu-clip
 
+// Sentence k's hypothesis and reference as code points in w; 0, or -1
+// with a message naming which of the two is bad.
+static int decode_pair(Work *w, const char *hyp, const char *ref, int k,
+                       bool lowercase, Error *err) {
+    Error e;
+    bool hyp_bad = decode_line(&w->hyp, hyp, strlen(hyp), lowercase, &e) != 0;
+    if (hyp_bad || decode_line(&w->ref, ref, strlen(ref), lowercase, &e) != 0)
+        return error_set(err, "%s %d: %s", hyp_bad ? "hypothesis"
+                         : "reference", k + 1, e.msg);
+    return 0;
+}
+
 int bleu_corpus(BleuResult *r, const char *const *hyps,
                 const char *const *refs, int n, bool lowercase, Error *err) {
     *r = (BleuResult){.lowercase = lowercase};
     Work w = {0};
-    Error e;
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
-        bool hyp_bad = decode_line(&w.hyp, hyps[k], strlen(hyps[k]),
-                                   lowercase, &e) != 0;
-        if (hyp_bad
-            || decode_line(&w.ref, refs[k], strlen(refs[k]), lowercase,
-                           &e) != 0) {
-            rc = error_set(err, "%s %d: %s", hyp_bad ? "hypothesis"
-                           : "reference", k + 1, e.msg);
+        if ((rc = decode_pair(&w, hyps[k], refs[k], k, lowercase, err)))
             break;
-        }
         tokenize_13a(&w.hyp);
         tokenize_13a(&w.ref);
         size_t need = w.hyp.n + w.ref.n + 1;   // words <= characters
@@ -411,18 +415,10 @@ int chrf_corpus(ChrfResult *r, const char *const *hyps,
                 const char *const *refs, int n, bool lowercase, Error *err) {
     *r = (ChrfResult){.lowercase = lowercase};
     Work w = {0};
-    Error e;
     int rc = 0;
     for (int k = 0; k < n && rc == 0; k++) {
-        bool hyp_bad = decode_line(&w.hyp, hyps[k], strlen(hyps[k]),
-                                   lowercase, &e) != 0;
-        if (hyp_bad
-            || decode_line(&w.ref, refs[k], strlen(refs[k]), lowercase,
-                           &e) != 0) {
-            rc = error_set(err, "%s %d: %s", hyp_bad ? "hypothesis"
-                           : "reference", k + 1, e.msg);
+        if ((rc = decode_pair(&w, hyps[k], refs[k], k, lowercase, err)))
             break;
-        }
         drop_spaces(&w.hyp);
         drop_spaces(&w.ref);
         chrf_sentence(r, &w.grams, &w.hyp, &w.ref);

@@ -191,8 +191,8 @@ static void load_split(PairCorpus *c, const Options *o, Bpe *bpe,
         die("%s", err.msg);
     long ns = c->src_off[c->n], nt = c->tgt_off[c->n];
     printf("  %-16s %6d pairs, %7ld + %7ld tokens (%.1f + %.1f a "
-           "sentence)%s\n", split, c->n, ns, nt, (double)ns / c->n,
-           (double)nt / c->n, dropped ? "" : "");
+           "sentence)\n", split, c->n, ns, nt, (double)ns / c->n,
+           (double)nt / c->n);
     if (dropped)
         printf("  (%d training pairs longer than %d tokens left out)\n",
                dropped, o->max_len);
