@@ -38,13 +38,13 @@ DATA_CHAPTERS := 1 5 6
 MULTI30K := data/multi30k/train.de
 
 # ---- build variant: objects for different flags never mix --------------------
-VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)$(if $(filter 1,$(NO_AVX512)),-noavx512)
+VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter thread,$(SAN)),-tsan)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)$(if $(filter 1,$(NO_AVX512)),-noavx512)
 BUILD := build
 OBJ := $(BUILD)/$(VARIANT)
 
 # Detections run once, on first use (after `deps` may have installed things).
 lazy = $(eval $(1) := $(shell $(2)))$($(1))
-HAVE_OPENMP = $(call lazy,HAVE_OPENMP,echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+HAVE_OPENMP = $(call lazy,HAVE_OPENMP,$(if $(filter thread,$(SAN)),false,echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null) && echo 1)
 HAVE_NVCC = $(call lazy,HAVE_NVCC,command -v nvcc >/dev/null 2>&1 && echo 1)
 # OpenBLAS comes in a pthreads build and an OpenMP build. Ours is the
 # OpenMP one when the compiler's OpenMP is gcc's: then the GEMMs and our
@@ -59,8 +59,8 @@ BLAS_LIBS = $(call lazy,BLAS_LIBS,$(BLAS_PKG) --libs openblas 2>/dev/null$(if $(
 CHECK_CFLAGS = $(call lazy,CHECK_CFLAGS,pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS = $(call lazy,CHECK_LIBS,pkg-config --libs check 2>/dev/null)
 
-SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-    -fno-omit-frame-pointer -g
+SANFLAGS := $(if $(filter thread,$(SAN)),-fsanitize=thread -g,-fsanitize=address,undefined -fno-sanitize-recover=undefined \
+    -fno-omit-frame-pointer -g)
 WARN := -Wall -Wextra -Werror -Wshadow -Wvla
 # -fno-trapping-math: we never read the floating-point exception flags, and
 # without it gcc will not turn a select (x < 0 ? a : b) into vector code
@@ -72,10 +72,10 @@ CFLAGS_ALL = -std=c11 $(OPT) -fno-math-errno -fno-trapping-math $(WARN) -D_POSIX
     $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
     $(if $(HAVE_OPENMP),-fopenmp) \
     $(if $(filter 1,$(NO_BLAS)),-DNO_BLAS,$(BLAS_CFLAGS)) \
-    $(if $(filter 1,$(SAN)),$(SANFLAGS)) \
+    $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) \
     -Icommon $(CFLAGS)
 LDFLAGS_ALL = $(if $(HAVE_OPENMP),-fopenmp) \
-    $(if $(filter 1,$(SAN)),$(SANFLAGS)) $(LDFLAGS)
+    $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) $(LDFLAGS)
 LIBS_ALL = $(if $(filter 1,$(NO_BLAS)),,$(BLAS_LIBS)) -lm
 
 # chapter N's include path: its own folder and every earlier chapter's
@@ -118,7 +118,7 @@ banner: | $(OBJ)/.deps-build
 	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
 	  $(if $(BLAS_LIBS),echo "  + OpenBLAS found: $(BLAS_LIBS)",echo "  - OpenBLAS not found"))
 	@$(if $(HAVE_OPENMP),echo "  + OpenMP found",echo "  - OpenMP not found: loops run on one thread")
-	@$(if $(HAVE_NVCC),echo "  + nvcc found (no chapter uses CUDA yet)",echo "  - nvcc not found: CPU only")
+	@$(if $(HAVE_NVCC),echo "  + nvcc found: ./ch8 builds for the GPU",echo "  - nvcc not found: no ./ch8 (its kernels are still tested, emulated)")
 
 # The binaries at the top level are copies of the current variant's, redone
 # whenever the variant changes.
@@ -153,7 +153,63 @@ ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinysh
 	@cp $$(OBJ)/ch$(1) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)"
 	$$(if $$(filter 1,$$(NO_AVX512)),@echo "  without AVX-512: run it as OPENBLAS_CORETYPE=Haswell ./ch$(1) (OpenBLAS too)")
 endef
-$(foreach n,$(CHAPTERS),$(eval $(call CHAPTER_RULES,$(n))))
+$(foreach n,$(filter-out 8,$(CHAPTERS)),$(eval $(call CHAPTER_RULES,$(n))))
+
+# ---- chapter 8: the GPU --------------------------------------------------------------
+# Its kernels (.cu) build twice. For the host, always, under the emulation
+# of chapters/ch8_cuda/emu.h, into libch8.a, which the tests link: every
+# kernel is checked against the CPU without a GPU. With nvcc, when it is
+# here, for the GPU (compute capabilities CUDA_ARCH), into ./ch8, which
+# also carries the emulated build (every symbol renamed *_emu) for its
+# self-check on a machine without a GPU.
+CH8_DIR := $(call chdir,8)
+CXX_EMU := $(if $(filter clang%,$(notdir $(firstword $(CC)))),clang++,g++)
+CUDA_ARCH ?= 80 90
+NVCC ?= nvcc
+CUDA_HOME = $(call lazy,CUDA_HOME,dirname $$(dirname $$(command -v $(NVCC))))
+CH8_CU := $(wildcard $(CH8_DIR)/*.cu)
+CH8_EMU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.emu.o) $(OBJ)/$(CH8_DIR)/emu.emu.o
+CH8_GPU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.gpu.o)
+CXXFLAGS_EMU = -std=c++17 $(OPT) -fno-math-errno $(filter-out -Wvla,$(WARN)) -pthread -MMD -MP \
+    $(if $(filter 1,$(PORTABLE)),,-march=native) $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
+    $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) -Icommon $(call chincludes,8) $(CXXFLAGS)
+NVCCFLAGS_ALL = -std=c++17 -O3 $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+    -Xcompiler -Wall,-Wextra -Icommon $(call chincludes,8) $(NVCCFLAGS)
+CH8_LIBS = -pthread -lstdc++
+
+$(OBJ)/$(CH8_DIR)/%.emu.o: $(CH8_DIR)/%.cu | $(OBJ)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,CXX $< (emulated))$(CXX_EMU) $(CXXFLAGS_EMU) -x c++ -c $< -o $@
+$(OBJ)/$(CH8_DIR)/emu.emu.o: $(CH8_DIR)/emu.cpp | $(OBJ)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,CXX $<)$(CXX_EMU) $(CXXFLAGS_EMU) -c $< -o $@
+$(OBJ)/libch8.a: $(CH8_EMU_OBJ)
+	@rm -f $@ && ar rcs $@ $^
+$(OBJ)/$(CH8_DIR)/%.gpu.o: $(CH8_DIR)/%.cu | $(OBJ)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,NVCC $<)$(NVCC) $(NVCCFLAGS_ALL) -M -MT $@ $< -o $(@:.o=.d) && \
+	    $(NVCC) $(NVCCFLAGS_ALL) -c $< -o $@
+# The emulated objects again, every global symbol renamed NAME_emu, so
+# that both builds of each kernel live in one program.
+$(OBJ)/libch8emu.a: $(CH8_EMU_OBJ)
+	@rm -rf $@ $(@:.a=.parts) && mkdir -p $(@:.a=.parts)
+	@nm --defined-only -g $^ | awk 'NF == 3 { print $$3, $$3 "_emu" }' | sort -u > $(@:.a=.parts)/syms
+	@for o in $^; do objcopy --redefine-syms=$(@:.a=.parts)/syms $$o $(@:.a=.parts)/$$(basename $$o); done
+	@ar rcs $@ $(@:.a=.parts)/*.o
+CH8_CPU_LIBS = $(foreach n,6 5 4 3 2 1,$(OBJ)/libch$(n).a)
+$(OBJ)/$(CH8_DIR)/main.o: $(CH8_DIR)/main.c | $(OBJ)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(call chincludes,8) -c $< -o $@
+$(OBJ)/ch8: $(OBJ)/$(CH8_DIR)/main.o $(CH8_GPU_OBJ) $(OBJ)/libch8emu.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	    -lcublas -lcudart $(CH8_LIBS) $(LIBS_ALL) -o $@
+ifeq ($(HAVE_NVCC),1)
+ch8: banner $(OBJ)/ch8 data/tinyshakespeare.txt
+	@cp $(OBJ)/ch8 ch8.tmp && mv -f ch8.tmp ch8 && echo "built ./ch8 (CUDA, for compute capabilities $(CUDA_ARCH))"
+else
+ch8: banner
+	@echo "ch8: nvcc not found, so ./ch8 is not built: install the CUDA toolkit (Debian: nvidia-cuda-toolkit); make check tests its kernels without it"
+endif
 
 all: $(PROGRAMS)
 
@@ -190,7 +246,7 @@ $(EXOBJ)/%.o: $(EX_DIR)/%.c | $(OBJ)/.deps-check
 # tests/alloc_count.c counts our code's allocations through these wrappers
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 $(RUNNER): $(TEST_OBJ) $(EX_OBJ) $(ALL_CH_LIBS) $(OBJ)/libcommon.a
-	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $(WRAP_ALLOC) $^ $(CHECK_LIBS) $(LIBS_ALL) -o $@
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $(WRAP_ALLOC) $^ $(CHECK_LIBS) $(LIBS_ALL) $(CH8_LIBS) -o $@
 
 $(GRADER): tests/grade.c tests/exercises.def $(OBJ)/libcommon.a | $(OBJ)/.deps-check
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) -DGRADE_NO_SUITES $(CHECK_CFLAGS) $(ALL_INCLUDES) \
@@ -213,7 +269,7 @@ ifeq ($(EXERCISES),solutions)
 # The whole suite with the reference answers: must pass. Then the tests of
 # the grader itself, which grade broken copies of solutions/, and the
 # programs' command lines (tests/cli/test_cli.sh, a few seconds).
-CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(CHAPTERS))
+CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
 check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS)
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
@@ -237,6 +293,15 @@ valgrind: data/tinyshakespeare.txt $(MULTI30K)
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-portable/ex/$(EXKEY)/run_tests
 
+# Chapter 8's kernels under ThreadSanitizer: the emulation runs a block's
+# threads as host threads, so a missing __syncthreads is a data race.
+# (No OpenMP and no OpenBLAS threads in this build: only ours are watched.)
+check-tsan: data/tinyshakespeare.txt
+	@$(MAKE) --no-print-directory runner SAN=thread NO_BLAS=1
+	CK_RUN_SUITE=ch8 TSAN_OPTIONS=halt_on_error=1 \
+	  $(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/ex/$(EXKEY)/run_tests
+.PHONY: check-tsan
+
 # ---- benchmarks ---------------------------------------------------------------------
 # ./ch6 against PyTorch side by side (about 13 minutes; BENCH="--quick" for a
 # smoke test); the report names the CPU and its AVX2 / AVX-512 features.
@@ -255,7 +320,7 @@ docs: | $(OBJ)/.deps-docs
 
 # ---- housekeeping ---------------------------------------------------------------------
 clean:
-	rm -rf $(BUILD) docs/site $(addprefix ch,1 2 3 4 5 6 7)
+	rm -rf $(BUILD) docs/site $(addprefix ch,1 2 3 4 5 6 7 8)
 
 help:
 	@echo "Transformer from scratch in C. Targets:"
@@ -266,6 +331,7 @@ help:
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
+	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"
 	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"

@@ -23,6 +23,12 @@ void error_set_progname(const char *argv0);
 const char *error_progname(void);
 
 // Prints "<prog>: error: <message>" on stderr and exits with status 1.
-_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// (Chapter 8's CUDA files, which are C++, include this header too.)
+#ifdef __cplusplus
+[[noreturn]]
+#else
+_Noreturn
+#endif
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -1,0 +1,133 @@
+// emu.h - CUDA's programming model on the host, so that every kernel of
+// this chapter runs, slowly and exactly, on a machine without a GPU.
+//
+// This is a test harness of this project's own, not a product: it lets
+// `make check` run each kernel against the CPU function it replaces, and
+// ThreadSanitizer look for the data races a missing barrier leaves.
+// It emulates exactly what the chapter's kernels use, and no more:
+//
+//   a launch       the grid's blocks run one after another; the threads
+//                  of a block are host threads, all started together
+//   __syncthreads  a barrier of the block's threads (a thread that has
+//                  returned counts as arrived, as on the GPU since Volta)
+//   __shared__     one static copy, which each block in turn uses; the
+//                  dynamic shared memory of a launch starts as NaN bytes,
+//                  so a read of a value nobody wrote shows
+//   warp shuffles  the 32 lanes of a warp meet at a barrier of their own;
+//                  a block must be whole warps to use them
+//   atomicAdd      a compare-and-swap loop on the float's bits
+//   memory         cudaMalloc is host memory (also filled with NaN bytes),
+//                  cudaMemcpy is memcpy
+//   cuBLAS         cublasSgemm and its strided-batched form, through the
+//                  CPU's gemm() (OpenBLAS, or the naive loop)
+//
+// Not emulated: streams (everything is synchronous), tensor-core
+// intrinsics, bf16 arithmetic, the warp's lockstep (lanes run freely
+// between two shuffles, which is what CUDA promises since Volta anyway).
+// A barrier that some threads never reach stops the program after 20
+// seconds with the kernel's name, where the GPU would hang or misbehave.
+#ifndef CH8_EMU_H
+#define CH8_EMU_H
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+// ---- the kernel language ----------------------------------------------------
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __restrict__ __restrict
+#define __shared__ static
+
+struct uint3 {
+    unsigned x, y, z;
+};
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1)
+        : x(x_), y(y_), z(z_) {}
+};
+
+// Each host thread has its own: which thread of which block it is.
+extern thread_local uint3 threadIdx, blockIdx;
+extern thread_local dim3 blockDim, gridDim;
+static const int warpSize = 32;
+
+void __syncthreads(void);
+float __shfl_down_sync(unsigned mask, float v, unsigned delta);
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+float __shfl_sync(unsigned mask, float v, int src_lane);
+float atomicAdd(float *addr, float v);
+
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+// (__expf, the fast exp, is glibc's own expf on the host.)
+static inline float __fdividef(float a, float b) { return a / b; }
+
+// The dynamic shared memory of the running launch (SHARED_ARRAY).
+void *emu_dynamic_shared(void);
+
+// Runs body as the kernel name on grid x block threads; returns when
+// every block is done. shmem: bytes of dynamic shared memory.
+void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
+                const std::function<void()> &body, const char *file,
+                int line);
+
+// ---- the runtime --------------------------------------------------------------
+
+typedef int cudaError_t;
+enum {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorNoDevice = 100
+};
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost,
+    cudaMemcpyHostToDevice,
+    cudaMemcpyDeviceToHost,
+    cudaMemcpyDeviceToDevice,
+    cudaMemcpyDefault
+};
+
+cudaError_t cudaMalloc(void **p, size_t bytes);
+template <class T> cudaError_t cudaMalloc(T **p, size_t bytes) {
+    return cudaMalloc(reinterpret_cast<void **>(p), bytes);
+}
+cudaError_t cudaFree(void *p);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
+                       cudaMemcpyKind kind);
+cudaError_t cudaMemset(void *p, int value, size_t bytes);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaGetDeviceCount(int *n);
+const char *cudaGetErrorString(cudaError_t e);
+
+// ---- cuBLAS (column-major, as the real one) ------------------------------------
+
+typedef struct EmuBlas *cublasHandle_t;
+typedef int cublasStatus_t;
+enum { CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_INVALID_VALUE = 7 };
+typedef enum { CUBLAS_OP_N, CUBLAS_OP_T } cublasOperation_t;
+typedef enum { CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_OP_MATH } cublasMath_t;
+
+cublasStatus_t cublasCreate(cublasHandle_t *h);
+cublasStatus_t cublasDestroy(cublasHandle_t h);
+cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode);
+const char *cublasGetStatusString(cublasStatus_t s);
+cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
+                           cublasOperation_t tb, int m, int n, int k,
+                           const float *alpha, const float *A, int lda,
+                           const float *B, int ldb, const float *beta,
+                           float *C, int ldc);
+cublasStatus_t cublasSgemmStridedBatched(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const float *alpha, const float *A, int lda,
+    long long strideA, const float *B, int ldb, long long strideB,
+    const float *beta, float *C, int ldc, long long strideC, int batch);
+
+#endif

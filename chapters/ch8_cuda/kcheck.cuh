@@ -1,0 +1,59 @@
+// kcheck.cuh - every kernel of this chapter against the CPU function it
+// replaces, on random inputs: what ./ch8 --check prints, and what the
+// tests run (tests/ch8) under the emulation at several sizes.
+//
+// A check runs the CPU function and the kernel on the same inputs and
+// compares each output tensor as a whole: its error is
+//   max_i |gpu_i - cpu_i| / max_i |cpu_i|
+// (so a value near zero, where rounding differs most, is not divided by
+// itself), and it passes when that is at most tol: 1e-5 for fp32
+// kernels, unless the check states another tolerance and why.
+#ifndef CH8_KCHECK_CUH
+#define CH8_KCHECK_CUH
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { KCHECK_MAX = 16 };
+
+typedef struct {
+    char name[64];        // "gelu_forward_cuda: out"
+    char sizes[64];       // "n=1000 exact"
+    double err, tol;      // as above
+    bool ok;
+} KResult;
+
+typedef struct {
+    KResult r[KCHECK_MAX];
+    int n;
+} KReport;
+
+// One check: runs at sizes sz (what each number means is the check's
+// own: see its table entry) with inputs drawn from seed, and appends one
+// result per compared tensor to rep.
+typedef void (*KCheckFn)(KReport *rep, const int sz[4], uint64_t seed);
+
+typedef struct {
+    const char *name;     // the CPU function's file: "activation"
+    KCheckFn run;
+    int sz[4];            // the default sizes (odd on purpose)
+    const char *dims;     // what sz means: "n kind"
+} KCheck;
+
+extern const KCheck KCHECKS[];
+extern const int N_KCHECKS;
+
+// Runs every check at its default sizes and prints a line per result;
+// returns the number that failed.
+int kcheck_all(bool verbose);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

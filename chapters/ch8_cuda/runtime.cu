@@ -1,0 +1,90 @@
+// runtime.cu - the chapter's GPU runtime (runtime.cuh, cuda_rt.h).
+#include "cuda_rt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "error.h"
+}
+
+void cuda_fail(const char *call, const char *msg, const char *file,
+               int line) {
+    die("%s:%d: %s: %s", file, line, call, msg);
+}
+
+static cublasHandle_t blas;
+
+cublasHandle_t cuda_blas(void) {
+    if (!blas) CUBLAS_CHECK(cublasCreate(&blas));
+    return blas;
+}
+
+void cuda_set_tf32(bool on) {
+    CUBLAS_CHECK(cublasSetMathMode(cuda_blas(), on
+                                   ? CUBLAS_TF32_TENSOR_OP_MATH
+                                   : CUBLAS_DEFAULT_MATH));
+}
+
+bool cuda_device_present(char *msg, size_t size) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n < 1) {
+        snprintf(msg, size, "%s", e != cudaSuccess ? cudaGetErrorString(e)
+                                                   : "no device found");
+        cudaGetLastError();   // clear it
+        return false;
+    }
+    snprintf(msg, size, "%d device%s", n, n == 1 ? "" : "s");
+    return true;
+}
+
+void cuda_device_describe(char *buf, size_t size) {
+#ifdef __CUDACC__
+    cudaDeviceProp p;
+    CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+    snprintf(buf, size, "%s, %d SMs, %.1f GiB, compute capability %d.%d",
+             p.name, p.multiProcessorCount,
+             p.totalGlobalMem / 1073741824.0, p.major, p.minor);
+#else
+    snprintf(buf, size, "the host emulation (emu.h): blocks one after "
+             "another, a block's threads as host threads");
+#endif
+}
+
+float *cuda_alloc_floats(size_t n) {
+    float *p = NULL;
+    if (n) CUDA_CHECK(cudaMalloc((void **)&p, n * sizeof(float)));
+    return p;
+}
+
+int *cuda_alloc_ints(size_t n) {
+    int *p = NULL;
+    if (n) CUDA_CHECK(cudaMalloc((void **)&p, n * sizeof(int)));
+    return p;
+}
+
+void cuda_free(void *p) {
+    if (p) CUDA_CHECK(cudaFree(p));
+}
+
+void cuda_zero(float *dev, size_t n) {
+    if (n) CUDA_CHECK(cudaMemset(dev, 0, n * sizeof(float)));
+}
+
+void cuda_upload(float *dev, const float *host, size_t n) {
+    if (n) CUDA_CHECK(cudaMemcpy(dev, host, n * sizeof(float),
+                                 cudaMemcpyHostToDevice));
+}
+
+void cuda_upload_ints(int *dev, const int *host, size_t n) {
+    if (n) CUDA_CHECK(cudaMemcpy(dev, host, n * sizeof(int),
+                                 cudaMemcpyHostToDevice));
+}
+
+void cuda_download(float *host, const float *dev, size_t n) {
+    if (n) CUDA_CHECK(cudaMemcpy(host, dev, n * sizeof(float),
+                                 cudaMemcpyDeviceToHost));
+}
+
+void cuda_sync(void) { CUDA_CHECK(cudaDeviceSynchronize()); }

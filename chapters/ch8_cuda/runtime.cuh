@@ -1,0 +1,38 @@
+// runtime.cuh - the small GPU runtime that C code calls: device memory,
+// copies, and what the device is. Every function stops the program with
+// one line naming the failed call and its file line when CUDA reports an
+// error, so callers never check.
+#ifndef CH8_RUNTIME_CUH
+#define CH8_RUNTIME_CUH
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Whether a usable device is here; when not, why, in msg. (Under the
+// emulation there always is one: the host.)
+bool cuda_device_present(char *msg, size_t size);
+// "NVIDIA H100 80GB HBM3, 132 SMs, 79.2 GiB", or the emulator's name.
+void cuda_device_describe(char *buf, size_t size);
+
+// n floats of device memory (garbage until written); NULL for n = 0.
+float *cuda_alloc_floats(size_t n);
+int *cuda_alloc_ints(size_t n);
+void cuda_free(void *p);
+void cuda_zero(float *dev, size_t n);
+void cuda_upload(float *dev, const float *host, size_t n);
+void cuda_upload_ints(int *dev, const int *host, size_t n);
+void cuda_download(float *host, const float *dev, size_t n);
+void cuda_sync(void);
+
+// TF32 tensor-core matrix products (off: exact fp32, the default).
+void cuda_set_tf32(bool on);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
