@@ -11,6 +11,8 @@ extern "C" {
 // (layernorm, residual, dropout, embedding)
 
 // (linear, mha)
+#include "linear.cuh"
+#include "mha.cuh"
 
 // (attention)
 
@@ -95,6 +97,71 @@ static void check_gelu(KReport *rep, const int sz[4], uint64_t seed) {
 
 // ---- linear.cu, mha.cu -----------------------------------------------------
 
+// sz: N, C_in, C_out, bias (0/1). The products are cuBLAS's; a sum over
+// C_in or N terms in another order differs by a few ulps of the terms, so
+// the tolerance grows with the length of the sum (sqrt of it, rounding
+// being a random walk) but stays at 1e-5 for sums of up to 100 terms.
+static void check_linear(KReport *rep, const int sz[4], uint64_t seed) {
+    int N = sz[0], Ci = sz[1], Co = sz[2];
+    bool bias = sz[3] != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "N=%d Cin=%d Cout=%d%s", N, Ci, Co,
+             bias ? " bias" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t ni = (size_t)N * Ci, nw = (size_t)Co * Ci, no = (size_t)N * Co;
+    float *x = host_randn(&rng, ni, 1.0f), *w = host_randn(&rng, nw, 0.1f);
+    float *b = host_randn(&rng, (size_t)Co, 0.1f);
+    float *dy = host_randn(&rng, no, 1.0f), *dx = host_randn(&rng, ni, 1.0f);
+    float *dw = host_randn(&rng, nw, 1.0f);
+    float *db = host_randn(&rng, (size_t)Co, 1.0f);
+    float *d_x = to_device(x, ni), *d_w = to_device(w, nw);
+    float *d_b = to_device(b, (size_t)Co), *d_dy = to_device(dy, no);
+    float *d_dx = to_device(dx, ni), *d_dw = to_device(dw, nw);
+    float *d_db = to_device(db, (size_t)Co), *d_y = cuda_alloc_floats(no);
+    float *y = (float *)xmalloc(no * sizeof *y);
+    linear_forward(y, x, w, bias ? b : NULL, N, Ci, Co);
+    linear_backward(dx, dw, bias ? db : NULL, dy, x, w, N, Ci, Co);
+    linear_forward_cuda(d_y, d_x, d_w, bias ? d_b : NULL, N, Ci, Co);
+    linear_backward_cuda(d_dx, d_dw, bias ? d_db : NULL, d_dy, d_x, d_w, N,
+                         Ci, Co);
+    int longest = N > Ci ? (N > Co ? N : Co) : (Ci > Co ? Ci : Co);
+    double tol = FP32_TOL * (longest > 100 ? sqrt(longest / 100.0) : 1.0);
+    compare(rep, "linear_forward_cuda: out", sizes, d_y, y, no, tol);
+    compare(rep, "linear_backward_cuda: dinp", sizes, d_dx, dx, ni, tol);
+    compare(rep, "linear_backward_cuda: dweight", sizes, d_dw, dw, nw, tol);
+    if (bias)
+        compare(rep, "linear_backward_cuda: dbias", sizes, d_db, db,
+                (size_t)Co, tol);
+    float *dev[] = {d_x, d_w, d_b, d_dy, d_dx, d_dw, d_db, d_y};
+    for (float *p : dev) cuda_free(p);
+    float *host[] = {x, w, b, dy, dx, dw, db, y};
+    for (float *p : host) free(p);
+}
+
+// sz: B, T, C, NH. Split the three thirds of a (B, T, 3C) qkv, merge
+// back into (B, T, C): pure copies, so they must be exact.
+static void check_heads(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], T = sz[1], C = sz[2], NH = sz[3];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d C=%d NH=%d", B, T, C, NH);
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t btc = (size_t)B * T * C;
+    float *qkv = host_randn(&rng, 3 * btc, 1.0f);
+    float *k = (float *)xmalloc(btc * sizeof *k);
+    float *y = host_randn(&rng, btc, 1.0f);
+    float *d_qkv = to_device(qkv, 3 * btc), *d_k = cuda_alloc_floats(btc);
+    float *d_y = to_device(y, btc);
+    heads_split(k, qkv + C, 3 * C, B, T, C, NH);
+    heads_split_cuda(d_k, d_qkv + C, 3 * C, B, T, C, NH);
+    compare(rep, "heads_split_cuda: out", sizes, d_k, k, btc, 0.0);
+    heads_merge(y, k, C, B, T, C, NH);
+    heads_merge_cuda(d_y, d_k, C, B, T, C, NH);
+    compare(rep, "heads_merge_cuda: out", sizes, d_y, y, btc, 0.0);
+    cuda_free(d_qkv), cuda_free(d_k), cuda_free(d_y);
+    free(qkv), free(k), free(y);
+}
 
 // ---- attention.cu ------------------------------------------------------------
 
@@ -110,6 +177,10 @@ const KCheck KCHECKS[] = {
     // layernorm, residual, dropout, embedding
 
     // linear, mha
+    {"linear", check_linear, {37, 45, 29, 1}, "N, C_in, C_out, bias"},
+    {"linear", check_linear, {131, 64, 192, 0}, "N, C_in, C_out, bias"},
+    {"linear", check_linear, {1, 7, 3, 1}, "N, C_in, C_out, bias"},
+    {"mha", check_heads, {3, 17, 24, 4}, "B, T, C, NH"},
 
     // attention
 
