@@ -26,9 +26,9 @@ check_build() {
     command -v "${CC_CMD%% *}" >/dev/null 2>&1 \
         || need "$cc_pkg" "the C compiler '$CC_CMD'"
     command -v make >/dev/null 2>&1 || need make "running the build"
-    command -v pkg-config >/dev/null 2>&1 \
-        || need pkg-config "finding OpenBLAS and Check"
     if [ "${NO_BLAS:-0}" != 1 ]; then
+        command -v pkg-config >/dev/null 2>&1 \
+            || need pkg-config "finding OpenBLAS"
         if ! command -v pkg-config >/dev/null 2>&1 \
            || ! pkg-config --exists openblas 2>/dev/null; then
             need libopenblas-dev "fast matrix products (cblas_sgemm)"
@@ -45,6 +45,8 @@ check_build() {
 }
 
 check_check() {
+    command -v pkg-config >/dev/null 2>&1 \
+        || need pkg-config "finding the Check library"
     if ! command -v pkg-config >/dev/null 2>&1 \
        || ! pkg-config --exists check 2>/dev/null; then
         need check "the unit tests (the Check library)"
