@@ -55,6 +55,8 @@ static void remove_old_states(const char *dir, int keep) {
 int trainer_save(const Trainer *t, const char *dir, Error *err) {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return error_set(err, "cannot create %s: %s", dir, strerror(errno));
+    // 0. weights elsewhere (a GPU) come home first: params, m and v
+    if (t->model.sync) t->model.sync(t->model.self, t->m, t->v);
     // 1. the optimiser state of this step, under its own name
     StrBuf state = {0};
     sb_printf(&state, "{\"step\": %d, ", t->step);
@@ -178,6 +180,8 @@ int trainer_restore(Trainer *t, const TrainState *s, Error *err) {
     t->step = s->step;
     t->data_rng = s->data_rng;
     t->drop_rng = s->drop_rng;
+    // weights elsewhere take the loaded parameters and these moments
+    if (t->model.load) t->model.load(t->model.self, t->m, t->v);
     return 0;
 }
 //< trainer-restore

@@ -14,7 +14,9 @@
 #include "safetensors.h"
 #include "train.h"
 
-// Saves the run of t in dir (created if missing).
+// Saves the run of t in dir (created if missing). A model with a sync
+// hook (train.h) first brings its parameters and moments into the host
+// copies (t->model.params, t->m, t->v), which is why t's buffers change.
 int trainer_save(const Trainer *t, const char *dir, Error *err);
 
 // Resuming comes in two halves, because only the model's own code can
@@ -37,7 +39,10 @@ typedef struct {
 // Reads dir/state-<step>.safetensors and checks that it holds step.
 int train_state_load(TrainState *s, const char *dir, int step, Error *err);
 // Copies the moments, the step and the generators of s into t, whose
-// model must have the saved number of parameters.
+// model must have the saved number of parameters. A model with a load
+// hook then receives its parameters (already in t->model.params from
+// step 1) and the moments. A program that gives the trainer another
+// model after this (./ch8 puts the GPU's in) calls that one's load.
 int trainer_restore(Trainer *t, const TrainState *s, Error *err);
 void train_state_free(TrainState *s);
 

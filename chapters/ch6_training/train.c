@@ -51,11 +51,15 @@ static int forward_backward(Trainer *t, float *loss, Error *err) {
     return 0;
 }
 
-// Clipping, a last look for NaN, this step's learning rate, AdamW.
+// Clipping, a last look for NaN, this step's learning rate, AdamW. A
+// model with its own clip and update hooks (weights elsewhere) does those
+// two itself; the rule is the same.
 static int update(Trainer *t, float loss, StepResult *r, Error *err) {
     TrainModel *m = &t->model;
     const TrainConfig *c = &t->cfg;
-    double norm = clip_grad_norm(m->grads, m->num_params, c->grad_clip);
+    double norm = m->clip ? m->clip(m->self, c->grad_clip)
+                          : clip_grad_norm(m->grads, m->num_params,
+                                           c->grad_clip);
     r->loss = loss;
     r->grad_norm = norm;
     if (!isfinite(loss) || !isfinite(norm))  // the weights are untouched
@@ -67,14 +71,16 @@ static int update(Trainer *t, float loss, StepResult *r, Error *err) {
                                                              : "infinite");
     r->lr = lr_schedule(t->step, c->warmup, c->decay_steps, c->lr,
                         c->min_lr);
-    // AdamW range by range: weight decay where the model asks for it
-    for (int i = 0; i < m->n_tensors; i++) {
-        const TrainTensor *g = &m->tensors[i];
-        size_t o = g->offset;
-        adamw_update(m->params + o, m->grads + o, t->m + o, t->v + o, g->n,
-                     t->step + 1, r->lr,
-                     g->decay ? c->adamw.weight_decay : 0.0f, &c->adamw);
-    }
+    if (m->update)   // the same AdamW, where the weights are
+        m->update(m->self, t->step + 1, r->lr, &c->adamw);
+    else   // AdamW range by range: weight decay where the model asks for it
+        for (int i = 0; i < m->n_tensors; i++) {
+            const TrainTensor *g = &m->tensors[i];
+            size_t o = g->offset;
+            adamw_update(m->params + o, m->grads + o, t->m + o, t->v + o,
+                         g->n, t->step + 1, r->lr,
+                         g->decay ? c->adamw.weight_decay : 0.0f, &c->adamw);
+        }
     t->step++;
     return 0;
 }

@@ -62,6 +62,26 @@ typedef struct {
     void (*backward)(void *self);
     // Writes the model to path, atomically, with step in its metadata.
     int (*save)(const void *self, const char *path, int step, Error *err);
+
+    // Four optional hooks for a model whose weights live elsewhere (the
+    // GPU of chapter 8). NULL for a model in this process's memory, which
+    // the trainer then updates itself. When they are set, params (and
+    // m, v of the Trainer) are only a host copy, current after sync():
+    // the model clips, updates and keeps its moments on its own side.
+    //
+    // Scales the model's own gradients as clip_grad_norm does and
+    // returns their norm before clipping (max_norm <= 0: no clipping).
+    double (*clip)(void *self, float max_norm);
+    // AdamW on the model's own parameters and moments, range by range as
+    // tensors says (weight decay c->weight_decay where decay, else 0), at
+    // step t = 1, 2, ... and learning rate lr: what adamw_update does.
+    void (*update)(void *self, int t, float lr, const AdamWConfig *c);
+    // Brings the host copy up to date: the parameters into params, the
+    // moments into m and v (num_params each). Saving calls it first.
+    void (*sync)(void *self, float *m, float *v);
+    // The other way: params (host) and the moments m, v become the
+    // model's own. Resuming calls it after reading the saved run.
+    void (*load)(void *self, const float *m, const float *v);
 } TrainModel;
 //< train-model
 
@@ -69,14 +89,16 @@ typedef struct {
 typedef struct {
     TrainModel model;     // what is trained (the trainer does not own it)
     TrainConfig cfg;
-    float *m, *v;         // AdamW's moments, num_params each
+    float *m, *v;         // AdamW's moments, num_params each (with the
+                          // model's hooks: its host copy, see sync)
     int step;             // steps done
     Rng data_rng;         // draws the training batches
     Rng drop_rng;         // draws the dropout masks
 } Trainer;
 
 // Allocates the moments for model and seeds the generators from
-// cfg->seed. Returns 0 or -1 with a message.
+// cfg->seed. Returns 0 or -1 with a message. A model with hooks must
+// start with its own moments at zero (or be given these by its load).
 int trainer_init(Trainer *t, const TrainModel *model, const TrainConfig *cfg,
                  Error *err);
 void trainer_free(Trainer *t);

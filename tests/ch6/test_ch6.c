@@ -159,25 +159,42 @@ typedef struct {
     Trainer t;
 } SmallRun;
 
-static void small_run(SmallRun *run, const Corpus *c) {
-    GptConfig mc = {.vocab_size = c->vocab.size, .block_size = 8,
+// The small run's training settings.
+static TrainConfig small_config(void) {
+    return (TrainConfig){.batch = 4, .steps = 8, .lr = 3e-3f,
+                         .min_lr = 3e-4f, .warmup = 2, .decay_steps = 8,
+                         .adamw = {0.9f, 0.99f, 1e-8f, 0.1f},
+                         .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 2,
+                         .seed = 42};
+}
+
+// The small run's GPT for the vocabulary of c, initialised from the
+// config's seed, or with every parameter NaN when poisoned (a copy that
+// must be filled before it is used).
+static void small_gpt(GptTrain *g, const Vocab *vocab, bool poisoned) {
+    GptConfig mc = {.vocab_size = vocab->size, .block_size = 8,
                     .n_layer = 2, .n_head = 2, .n_embd = 16, .n_ffn = 64,
                     .dropout = 0.1f, .bias = true,
                     .positional = POS_LEARNED};
-    TrainConfig tc = {.batch = 4, .steps = 8, .lr = 3e-3f, .min_lr = 3e-4f,
-                      .warmup = 2, .decay_steps = 8,
-                      .adamw = {0.9f, 0.99f, 1e-8f, 0.1f}, .grad_clip = 1.0f,
-                      .eval_every = 0, .eval_iters = 2, .seed = 42};
+    TrainConfig tc = small_config();
     Gpt m;
     Error err;
     ck_assert_int_eq(gpt_create(&m, &mc, &err), 0);
     Rng r;
     rng_seed(&r, tc.seed);
     gpt_init(&m, &r);
-    Vocab v = {.size = c->vocab.size};
+    if (poisoned)
+        for (size_t i = 0; i < m.num_params; i++) m.params[i] = NAN;
+    Vocab v = {.size = vocab->size};
     v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
-    memcpy(v.chars, c->vocab.chars, (size_t)v.size * sizeof *v.chars);
-    ck_assert_int_eq(gpt_train_init(&run->g, &m, &v, tc.batch, &err), 0);
+    memcpy(v.chars, vocab->chars, (size_t)v.size * sizeof *v.chars);
+    ck_assert_int_eq(gpt_train_init(g, &m, &v, tc.batch, &err), 0);
+}
+
+static void small_run(SmallRun *run, const Corpus *c) {
+    small_gpt(&run->g, &c->vocab, false);
+    TrainConfig tc = small_config();
+    Error err;
     TrainModel tm = gpt_train_model(&run->g);
     ck_assert_int_eq(trainer_init(&run->t, &tm, &tc, &err), 0);
 }
@@ -329,6 +346,218 @@ START_TEST(resume_refusals) {
 }
 END_TEST
 
+// ---- the trainer through the hooks: weights that live elsewhere ------------
+
+// A GPT whose weights live elsewhere, as a GPU's do: dev is the copy that
+// trains (its forward, backward, clipping and AdamW with its own moments),
+// host the copy the trainer sees in params and saves. The two meet only
+// through sync and load, whose calls are counted with the others.
+typedef struct {
+    GptTrain host, dev;
+    TrainModel d;         // dev's own TrainModel, which the hooks call
+    float *m, *v;         // the moments, on dev's side
+    int clips, updates, syncs, loads;
+} Remote;
+
+static int remote_batch(void *self, const void *data, Rng *rng, Error *err) {
+    Remote *r = self;
+    return r->d.batch(r->d.self, data, rng, err);
+}
+
+static int remote_forward(void *self, bool train, Rng *rng, float *loss,
+                          Error *err) {
+    Remote *r = self;
+    return r->d.forward(r->d.self, train, rng, loss, err);
+}
+
+static void remote_backward(void *self) {
+    Remote *r = self;
+    r->d.backward(r->d.self);
+}
+
+// The checkpoint is the host's: what sync brought home.
+static int remote_save(const void *self, const char *path, int step,
+                       Error *err) {
+    const Remote *r = self;
+    return checkpoint_save_step(path, &r->host.model, &r->host.vocab, step,
+                                err);
+}
+
+static double remote_clip(void *self, float max_norm) {
+    Remote *r = self;
+    r->clips++;
+    return clip_grad_norm(r->d.grads, r->d.num_params, max_norm);
+}
+
+static void remote_update(void *self, int t, float lr, const AdamWConfig *c) {
+    Remote *r = self;
+    r->updates++;
+    for (int i = 0; i < r->d.n_tensors; i++) {
+        const TrainTensor *g = &r->d.tensors[i];
+        size_t o = g->offset;
+        adamw_update(r->d.params + o, r->d.grads + o, r->m + o, r->v + o,
+                     g->n, t, lr, g->decay ? c->weight_decay : 0.0f, c);
+    }
+}
+
+static void remote_sync(void *self, float *m, float *v) {
+    Remote *r = self;
+    size_t n = r->d.num_params * sizeof(float);
+    r->syncs++;
+    memcpy(r->host.model.params, r->d.params, n);
+    memcpy(m, r->m, n);
+    memcpy(v, r->v, n);
+}
+
+static void remote_load(void *self, const float *m, const float *v) {
+    Remote *r = self;
+    size_t n = r->d.num_params * sizeof(float);
+    r->loads++;
+    memcpy(r->d.params, r->host.model.params, n);
+    memcpy(r->m, m, n);
+    memcpy(r->v, v, n);
+}
+
+// Puts a remote side beside host (moved in): dev and the moments start
+// as NaN, so that a step that runs before load() shows.
+static void remote_init(Remote *r, GptTrain *host) {
+    memset(r, 0, sizeof *r);
+    r->host = *host;
+    memset(host, 0, sizeof *host);
+    small_gpt(&r->dev, &r->host.vocab, true);
+    ck_assert_uint_eq(r->dev.model.num_params, r->host.model.num_params);
+    r->d = gpt_train_model(&r->dev);
+    size_t n = r->d.num_params;
+    r->m = alloc_floats(n), r->v = alloc_floats(n);
+    for (size_t i = 0; i < n; i++) r->m[i] = r->v[i] = NAN;
+}
+
+static TrainModel remote_model(Remote *r) {
+    TrainModel h = gpt_train_model(&r->host);
+    h.self = r;
+    h.batch = remote_batch, h.forward = remote_forward;
+    h.backward = remote_backward, h.save = remote_save;
+    h.clip = remote_clip, h.update = remote_update;
+    h.sync = remote_sync, h.load = remote_load;
+    return h;
+}
+
+static void remote_free(Remote *r) {
+    gpt_train_free(&r->host), gpt_train_free(&r->dev);
+    free(r->m), free(r->v);
+}
+
+// Whether n floats are the same bits.
+static bool same(const float *a, const float *b, size_t n) {
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+// Through the hooks, the trainer gives the CPU's run bit for bit: the
+// same losses and norms, and after sync the same weights and moments;
+// the host copy is left alone between syncs (the trainer neither clips
+// nor updates it itself); a save syncs, and a resume loads, exactly.
+START_TEST(trainer_through_hooks_is_exact) {
+    Corpus c;
+    small_corpus(&c);
+    Error err;
+    SmallRun a;   // on the CPU: 4 steps, a snapshot, 4 more
+    small_run(&a, &c);
+    size_t n = a.g.model.num_params;
+    float loss[8];
+    double norm[8];
+    float *p4 = xmalloc(n * sizeof *p4), *m4 = xmalloc(n * sizeof *m4),
+          *v4 = xmalloc(n * sizeof *v4);
+    for (int s = 0; s < 8; s++) {
+        if (s == 4) {
+            memcpy(p4, a.t.model.params, n * sizeof *p4);
+            memcpy(m4, a.t.m, n * sizeof *m4);
+            memcpy(v4, a.t.v, n * sizeof *v4);
+        }
+        StepResult r;
+        ck_assert_int_eq(train_step(&a.t, &c.train, &r, &err), 0);
+        loss[s] = r.loss, norm[s] = r.grad_norm;
+    }
+
+    // the same run through the hooks, as ./ch8 does: a model put in
+    // after trainer_init, then loaded with the trainer's (zero) moments
+    GptTrain host;
+    small_gpt(&host, &c.vocab, false);
+    float *p0 = xmalloc(n * sizeof *p0);
+    memcpy(p0, host.model.params, n * sizeof *p0);
+    Remote *b = xmalloc(sizeof *b);
+    remote_init(b, &host);
+    TrainConfig tc = small_config();
+    Trainer t;
+    TrainModel tm = remote_model(b);
+    ck_assert_int_eq(trainer_init(&t, &tm, &tc, &err), 0);
+    tm.load(tm.self, t.m, t.v);
+    for (int s = 0; s < 4; s++) {
+        StepResult r;
+        ck_assert_int_eq(train_step(&t, &c.train, &r, &err), 0);
+        ck_assert_msg(r.loss == loss[s] && r.grad_norm == norm[s],
+                      "step %d: loss %.9g norm %.9g through the hooks, "
+                      "%.9g %.9g on the CPU", s + 1, r.loss, r.grad_norm,
+                      loss[s], norm[s]);
+    }
+    ck_assert_int_eq(b->clips, 4);
+    ck_assert_int_eq(b->updates, 4);
+    ck_assert_int_eq(b->syncs, 0);
+    ck_assert(same(p0, t.model.params, n));   // the host copy: untouched
+    for (size_t i = 0; i < n; i++) ck_assert(t.m[i] == 0 && t.v[i] == 0);
+    char out[96];
+    snprintf(out, sizeof out, "%s/run", dir);
+    ck_assert_msg(trainer_save(&t, out, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(b->syncs, 1);
+    ck_assert(same(p4, t.model.params, n));
+    ck_assert(same(m4, t.m, n) && same(v4, t.v, n));
+    trainer_free(&t);
+    remote_free(b);
+
+    // resuming it: the model file into a host copy, the state, a remote
+    // side, and trainer_restore, which loads it
+    char p[160];
+    snprintf(p, sizeof p, "%s/model.safetensors", out);
+    Gpt m;
+    Vocab mv;
+    int step;
+    ck_assert_int_eq(checkpoint_load_step(p, &m, &mv, &step, &err), 0);
+    ck_assert_int_eq(step, 4);
+    TrainState st;
+    ck_assert_msg(train_state_load(&st, out, step, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_int_eq(gpt_train_init(&host, &m, &mv, st.cfg.batch, &err), 0);
+    remote_init(b, &host);
+    tm = remote_model(b);
+    ck_assert_int_eq(trainer_init(&t, &tm, &st.cfg, &err), 0);
+    ck_assert_int_eq(trainer_restore(&t, &st, &err), 0);
+    train_state_free(&st);
+    ck_assert_int_eq(b->loads, 1);
+    ck_assert(same(p4, b->dev.model.params, n));
+    ck_assert(same(m4, b->m, n) && same(v4, b->v, n));
+    for (int s = 4; s < 8; s++) {
+        StepResult r;
+        ck_assert_int_eq(train_step(&t, &c.train, &r, &err), 0);
+        ck_assert_msg(r.loss == loss[s] && r.grad_norm == norm[s],
+                      "step %d after resuming through the hooks: loss %.9g "
+                      "norm %.9g, straight %.9g %.9g", s + 1, r.loss,
+                      r.grad_norm, loss[s], norm[s]);
+    }
+    ck_assert_int_eq(trainer_save(&t, out, &err), 0);
+    ck_assert(same(a.t.model.params, t.model.params, n));
+    ck_assert(same(a.t.m, t.m, n) && same(a.t.v, t.v, n));
+    ck_assert_int_eq(checkpoint_load_step(p, &m, &mv, &step, &err), 0);
+    ck_assert_int_eq(step, 8);
+    ck_assert(same(a.t.model.params, m.params, n));   // what was written
+    gpt_free(&m), vocab_free(&mv);
+    trainer_free(&t);
+    remote_free(b);
+    free(b), free(p0), free(p4), free(m4), free(v4);
+    small_run_free(&a);
+    corpus_free(&c);
+    cleanup_dir();
+}
+END_TEST
+
 // ---- the trainer with a model that is not a GPT ----------------------------
 
 // The smallest model: four parameters pulled towards a target, loss
@@ -439,6 +668,7 @@ Suite *ch6_suite(void) {
     tcase_add_test(tc, train_step_allocates_nothing);
     tcase_add_test(tc, resume_refusals);
     tcase_add_test(tc, trainer_drives_any_model);
+    tcase_add_test(tc, trainer_through_hooks_is_exact);
     suite_add_tcase(s, tc);
     return s;
 }
