@@ -168,10 +168,8 @@ static TrainConfig small_config(void) {
                          .seed = 42};
 }
 
-// The small run's GPT for the vocabulary of c, initialised from the
-// config's seed, or with every parameter NaN when poisoned (a copy that
-// must be filled before it is used).
-static void small_gpt(GptTrain *g, const Vocab *vocab, bool poisoned) {
+// The small run's GPT for vocab, initialised from the config's seed.
+static void small_gpt(GptTrain *g, const Vocab *vocab) {
     GptConfig mc = {.vocab_size = vocab->size, .block_size = 8,
                     .n_layer = 2, .n_head = 2, .n_embd = 16, .n_ffn = 64,
                     .dropout = 0.1f, .bias = true,
@@ -183,8 +181,6 @@ static void small_gpt(GptTrain *g, const Vocab *vocab, bool poisoned) {
     Rng r;
     rng_seed(&r, tc.seed);
     gpt_init(&m, &r);
-    if (poisoned)
-        for (size_t i = 0; i < m.num_params; i++) m.params[i] = NAN;
     Vocab v = {.size = vocab->size};
     v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
     memcpy(v.chars, vocab->chars, (size_t)v.size * sizeof *v.chars);
@@ -192,7 +188,7 @@ static void small_gpt(GptTrain *g, const Vocab *vocab, bool poisoned) {
 }
 
 static void small_run(SmallRun *run, const Corpus *c) {
-    small_gpt(&run->g, &c->vocab, false);
+    small_gpt(&run->g, &c->vocab);
     TrainConfig tc = small_config();
     Error err;
     TrainModel tm = gpt_train_model(&run->g);
@@ -353,7 +349,7 @@ END_TEST
 // host the copy the trainer sees in params and saves. The two meet only
 // through sync and load, whose calls are counted with the others.
 typedef struct {
-    GptTrain host, dev;
+    GptTrain *host, dev;
     TrainModel d;         // dev's own TrainModel, which the hooks call
     float *m, *v;         // the moments, on dev's side
     int clips, updates, syncs, loads;
@@ -379,7 +375,7 @@ static void remote_backward(void *self) {
 static int remote_save(const void *self, const char *path, int step,
                        Error *err) {
     const Remote *r = self;
-    return checkpoint_save_step(path, &r->host.model, &r->host.vocab, step,
+    return checkpoint_save_step(path, &r->host->model, &r->host->vocab, step,
                                 err);
 }
 
@@ -404,7 +400,7 @@ static void remote_sync(void *self, float *m, float *v) {
     Remote *r = self;
     size_t n = r->d.num_params * sizeof(float);
     r->syncs++;
-    memcpy(r->host.model.params, r->d.params, n);
+    memcpy(r->host->model.params, r->d.params, n);
     memcpy(m, r->m, n);
     memcpy(v, r->v, n);
 }
@@ -413,19 +409,24 @@ static void remote_load(void *self, const float *m, const float *v) {
     Remote *r = self;
     size_t n = r->d.num_params * sizeof(float);
     r->loads++;
-    memcpy(r->d.params, r->host.model.params, n);
+    memcpy(r->d.params, r->host->model.params, n);
     memcpy(r->m, m, n);
     memcpy(r->v, v, n);
 }
 
-// Puts a remote side beside host (moved in): dev and the moments start
-// as NaN, so that a step that runs before load() shows.
+// Puts a remote side beside host, a GPT of the same shape: its weights
+// and moments start as NaN, so that a step that runs before load() shows.
 static void remote_init(Remote *r, GptTrain *host) {
     memset(r, 0, sizeof *r);
-    r->host = *host;
-    memset(host, 0, sizeof *host);
-    small_gpt(&r->dev, &r->host.vocab, true);
-    ck_assert_uint_eq(r->dev.model.num_params, r->host.model.num_params);
+    r->host = host;
+    Gpt m;
+    Error err;
+    ck_assert_int_eq(gpt_create(&m, &host->model.cfg, &err), 0);
+    for (size_t i = 0; i < m.num_params; i++) m.params[i] = NAN;
+    Vocab v = {.size = host->vocab.size};
+    v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
+    memcpy(v.chars, host->vocab.chars, (size_t)v.size * sizeof *v.chars);
+    ck_assert_int_eq(gpt_train_init(&r->dev, &m, &v, host->B, &err), 0);
     r->d = gpt_train_model(&r->dev);
     size_t n = r->d.num_params;
     r->m = alloc_floats(n), r->v = alloc_floats(n);
@@ -433,7 +434,7 @@ static void remote_init(Remote *r, GptTrain *host) {
 }
 
 static TrainModel remote_model(Remote *r) {
-    TrainModel h = gpt_train_model(&r->host);
+    TrainModel h = gpt_train_model(r->host);
     h.self = r;
     h.batch = remote_batch, h.forward = remote_forward;
     h.backward = remote_backward, h.save = remote_save;
@@ -443,7 +444,7 @@ static TrainModel remote_model(Remote *r) {
 }
 
 static void remote_free(Remote *r) {
-    gpt_train_free(&r->host), gpt_train_free(&r->dev);
+    gpt_train_free(&r->dev);
     free(r->m), free(r->v);
 }
 
@@ -481,7 +482,7 @@ START_TEST(trainer_through_hooks_is_exact) {
     // the same run through the hooks, as ./ch8 does: a model put in
     // after trainer_init, then loaded with the trainer's (zero) moments
     GptTrain host;
-    small_gpt(&host, &c.vocab, false);
+    small_gpt(&host, &c.vocab);
     float *p0 = xmalloc(n * sizeof *p0);
     memcpy(p0, host.model.params, n * sizeof *p0);
     Remote *b = xmalloc(sizeof *b);
@@ -512,6 +513,7 @@ START_TEST(trainer_through_hooks_is_exact) {
     ck_assert(same(m4, t.m, n) && same(v4, t.v, n));
     trainer_free(&t);
     remote_free(b);
+    gpt_train_free(&host);
 
     // resuming it: the model file into a host copy, the state, a remote
     // side, and trainer_restore, which loads it
@@ -551,6 +553,7 @@ START_TEST(trainer_through_hooks_is_exact) {
     gpt_free(&m), vocab_free(&mv);
     trainer_free(&t);
     remote_free(b);
+    gpt_train_free(&host);
     free(b), free(p0), free(p4), free(m4), free(v4);
     small_run_free(&a);
     corpus_free(&c);

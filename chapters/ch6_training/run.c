@@ -1,0 +1,697 @@
+// run.c - the ./ch6 program (main.c calls it): training the GPT on Tiny
+// Shakespeare with AdamW, warmup and a cosine schedule, clipping,
+// evaluation, samples, a CSV log, checkpoints that resume exactly and a
+// profile of where the time goes. A TrainBackend (run.h) moves the model
+// elsewhere (./ch8: the GPU) and leaves all of this as it is.
+//
+// train_main reads as the run does: parse the flags, build the run (new
+// or resumed), check the output folder, train, report.
+#include "run.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chart.h"
+#include "checkpoint_state.h"
+#include "dataset.h"
+#include "error.h"
+#include "flags.h"
+#include "generate.h"
+#include "gpt_train.h"
+#include "mem.h"
+#include "profile.h"
+#include "progress.h"
+#include "threads.h"
+#include "timer.h"
+#include "utf8.h"
+
+// ---- presets ---------------------------------------------------------------
+
+typedef struct {
+    const char *name, *about;
+    int layers, heads, embd, block, bias;
+    float dropout;
+    float minutes;        // the time budget (0: none): see fit_budget
+    TrainConfig t;
+} Preset;
+
+//> presets
+static const Preset PRESETS[] = {
+    // 1800 steps, or as many as fit in 5 minutes on the machine it runs
+    // on; measured on 2 cores: val 1.7228 in 1800 steps with AVX-512, ...
+    {"default", "the most of 5 minutes: up to 1800 steps, as many as fit "
+     "here", 4, 4, 128, 128, 0, 0.0f, 5.0f,
+     {.batch = 16, .steps = 1800, .lr = 2e-3f, .min_lr = 2e-4f,
+      .warmup = 100, .decay_steps = 1800, .adamw = {0.9f, 0.99f, 1e-8f, 0.1f},
+      .grad_clip = 1.0f, .eval_every = 200, .eval_iters = 20, .seed = 1337}},
+    {"notes", "the course notes' run (Implementing a Transformer from "
+     "scratch): 4 layers, 4 heads, 128 wide, block 128, batch 64, AdamW "
+     "3e-4, 5000 steps", 4, 4, 128, 128, 0, 0.0f, 0.0f,
+     {.batch = 64, .steps = 5000, .lr = 3e-4f, .min_lr = 3e-4f,
+      .warmup = 0, .decay_steps = 5000, .adamw = {0.9f, 0.999f, 1e-8f, 0.01f},
+      .grad_clip = 0.0f, .eval_every = 500, .eval_iters = 50, .seed = 1337}},
+    {"nanogpt", "nanoGPT's shakespeare-char: 6 layers, 6 heads, 384 wide, "
+     "block 256, batch 64, dropout 0.2, lr 1e-3", 6, 6, 384, 256, 0, 0.2f,
+     0.0f,
+     {.batch = 64, .steps = 5000, .lr = 1e-3f, .min_lr = 1e-4f,
+      .warmup = 100, .decay_steps = 5000, .adamw = {0.9f, 0.99f, 1e-8f, 0.1f},
+      .grad_clip = 1.0f, .eval_every = 250, .eval_iters = 200,
+      .seed = 1337}},
+};
+//< presets
+
+enum { N_PRESETS = sizeof PRESETS / sizeof PRESETS[0] };
+
+static const Preset *find_preset(const char *name) {
+    for (int i = 0; i < N_PRESETS; i++)
+        if (strcmp(PRESETS[i].name, name) == 0) return &PRESETS[i];
+    return NULL;
+}
+
+// ---- flags -----------------------------------------------------------------
+
+// Every setting of a run. The model and training settings start as the
+// preset's (so --help shows them); a flag overrides one.
+typedef struct {
+    const char *preset, *data, *out, *resume, *log;
+    int layers, heads, embd, block, bias;
+    float dropout;
+    TrainConfig t;
+    int save_every, threads, sample_chars, print_every;
+    float stop_at_val;
+    float minutes;        // the time budget; 0: --steps as it is
+    bool decay_given;     // --decay-steps was given: the budget keeps it
+    bool quiet, profile;
+} Options;
+
+// What --resume may not change: the saved run fixes them.
+typedef struct {
+    const char *name;
+    const void *value;
+} Fixed;
+
+// ---- the time budget ------------------------------------------------------
+//
+// A step count that fits 5 minutes on one machine takes 10 on another. So
+// the default run measures its own speed over its first steps and then
+// fixes --steps (and the cosine's end) to what fits in --minutes. Those
+// first steps are all in the warmup, whose learning rate does not depend
+// on the step count, so the run is bit for bit the one that
+// `./ch6 --steps N` with the printed N gives.
+enum { BUDGET_PROBE = 20, BUDGET_MIN_PROBE = 5 };
+
+// The step after which the count is fixed: 20, or the warmup if shorter.
+static int budget_probe(const TrainConfig *t) {
+    return t->warmup < BUDGET_PROBE ? t->warmup : BUDGET_PROBE;
+}
+
+// The name the messages give the program: "ch6", or the backend's.
+static const char *program(const TrainBackend *be) {
+    return be && be->program ? be->program : "ch6";
+}
+
+// Fills o from the preset and the command line: ch6's flags, then be's
+// (NULL: none), in one parse and one --help.
+static void parse_flags(Options *o, int argc, char **argv,
+                        const TrainBackend *be) {
+    error_set_progname(argv[0]);   // for an error before flags_parse
+    const char *name = flags_peek(argc, argv, "preset");
+    const Preset *p = find_preset(name ? name : "default");
+    if (!p) flags_fail("--preset must be default, notes or nanogpt, got "
+                       "'%s'", name);
+    *o = (Options){.preset = p->name, .data = CORPUS_DEFAULT,
+                   .out = "", .resume = "", .log = "", .layers = p->layers,
+                   .heads = p->heads, .embd = p->embd, .block = p->block,
+                   .bias = p->bias, .dropout = p->dropout, .t = p->t,
+                   .sample_chars = 300, .print_every = 10,
+                   .minutes = p->minutes};
+    TrainConfig *t = &o->t;
+    Flag flags[] = {
+        {"preset", FLAG_STRING, &o->preset,
+         "default, notes or nanogpt: the defaults of the flags below"},
+        {"layers", FLAG_INT, &o->layers, "n_layer"},
+        {"heads", FLAG_INT, &o->heads, "n_head"},
+        {"embd", FLAG_INT, &o->embd, "n_embd"},
+        {"block", FLAG_INT, &o->block, "block_size: context length"},
+        {"bias", FLAG_INT, &o->bias, "1: biases in Linear and LayerNorm"},
+        {"dropout", FLAG_FLOAT, &o->dropout, "dropout in training"},
+        {"batch", FLAG_INT, &t->batch, "sequences per step"},
+        {"steps", FLAG_INT, &t->steps, "steps of the whole run"},
+        {"minutes", FLAG_FLOAT, &o->minutes, "fit the run in about this "
+         "long: after its first steps, --steps becomes what fits here (at "
+         "most its value), printed; 0 = off, and off when --steps is given"},
+        {"lr", FLAG_FLOAT, &t->lr, "peak learning rate"},
+        {"min-lr", FLAG_FLOAT, &t->min_lr, "learning rate at the end"},
+        {"warmup", FLAG_INT, &t->warmup, "steps of linear warmup"},
+        {"decay-steps", FLAG_INT, &t->decay_steps,
+         "the cosine reaches min-lr at this step (--steps moves it too)"},
+        {"beta1", FLAG_FLOAT, &t->adamw.beta1, "AdamW beta1"},
+        {"beta2", FLAG_FLOAT, &t->adamw.beta2, "AdamW beta2"},
+        {"weight-decay", FLAG_FLOAT, &t->adamw.weight_decay,
+         "AdamW weight decay (2-D weights only)"},
+        {"grad-clip", FLAG_FLOAT, &t->grad_clip,
+         "global norm limit; 0 = off"},
+        {"eval-every", FLAG_INT, &t->eval_every,
+         "steps between evaluations; 0 = only at the end"},
+        {"eval-iters", FLAG_INT, &t->eval_iters,
+         "batches of train and val per evaluation"},
+        {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
+        {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
+        {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
+        {"save-every", FLAG_INT, &o->save_every,
+         "steps between checkpoints (0: only at the end)"},
+        {"resume", FLAG_STRING, &o->resume,
+         "continue the run saved in this folder"},
+        {"log", FLAG_STRING, &o->log, "write a CSV row per step here"},
+        {"stop-at-val", FLAG_FLOAT, &o->stop_at_val,
+         "stop at the first evaluation with val loss <= this (0: never)"},
+        {"sample-chars", FLAG_INT, &o->sample_chars,
+         "characters sampled at each evaluation and at the end"},
+        {"print-every", FLAG_INT, &o->print_every,
+         "steps between progress lines when the output is not a terminal"},
+        {"profile", FLAG_BOOL, &o->profile,
+         "time and memory by operation at the end"},
+        {"quiet", FLAG_BOOL, &o->quiet, "no progress lines or samples"},
+    };
+    int n = sizeof flags / sizeof flags[0], extra = be ? be->n_flags : 0;
+    Flag *all = xmalloc((size_t)(n + extra) * sizeof *all);
+    memcpy(all, flags, sizeof flags);
+    if (extra > 0) memcpy(all + n, be->flags, (size_t)extra * sizeof *all);
+    flags_parse(argc, argv, all, n + extra,
+                be && be->about ? be->about
+                                : "Chapter 6: train the GPT on Tiny "
+                                  "Shakespeare.");
+    free(all);
+    if (be && be->program) error_set_progname(be->program);   // from now on
+    if (flags_given(&t->steps) && !flags_given(&t->decay_steps))
+        t->decay_steps = t->steps;   // a shorter run ends its cosine too
+    if (flags_given(&t->steps) && !flags_given(&o->minutes))
+        o->minutes = 0;              // a step count asked for is kept
+    o->decay_given = flags_given(&t->decay_steps);
+    // one rule for every number: its range, said the same way
+    const FlagRange range[] = {
+        {"layers", o->layers, 1, 1e9}, {"heads", o->heads, 1, 1e9},
+        {"embd", o->embd, 1, 1e9}, {"block", o->block, 1, 1e9},
+        {"bias", o->bias, 0, 1}, {"dropout", o->dropout, 0, 0.99},
+        {"batch", t->batch, 1, 1e9}, {"steps", t->steps, 0, 1e9},
+        {"lr", t->lr, 1e-30, 1e30}, {"min-lr", t->min_lr, 0, 1e30},
+        {"warmup", t->warmup, 0, 1e9}, {"decay-steps", t->decay_steps, 0, 1e9},
+        {"beta1", t->adamw.beta1, 0, 0.999999}, {"beta2", t->adamw.beta2, 0,
+        0.999999}, {"weight-decay", t->adamw.weight_decay, 0, 1e30},
+        {"grad-clip", t->grad_clip, 0, 1e30},
+        {"eval-every", t->eval_every, 0, 1e9},
+        {"eval-iters", t->eval_iters, 1, 1e9},
+        {"threads", o->threads, 0, 1024}, {"save-every", o->save_every, 0,
+        1e9}, {"sample-chars", o->sample_chars, 0, 1e9},
+        {"print-every", o->print_every, 1, 1e9},
+        {"stop-at-val", o->stop_at_val, 0, 1e30},
+        {"minutes", o->minutes, 0, 1e6},
+    };
+    flags_check_ranges(range, sizeof range / sizeof range[0]);
+    if (*o->resume) {
+        // The saved run fixes the model, the optimiser and the schedule;
+        // a flag that would change them is an error, not silently ignored.
+        // --steps extends the run (the cosine keeps its saved end), and
+        // evaluation, saving and output may change freely.
+        const Fixed fixed[] = {
+            {"preset", &o->preset}, {"layers", &o->layers},
+            {"heads", &o->heads}, {"embd", &o->embd}, {"block", &o->block},
+            {"bias", &o->bias}, {"dropout", &o->dropout},
+            {"batch", &t->batch}, {"lr", &t->lr}, {"min-lr", &t->min_lr},
+            {"warmup", &t->warmup}, {"decay-steps", &t->decay_steps},
+            {"beta1", &t->adamw.beta1}, {"beta2", &t->adamw.beta2},
+            {"weight-decay", &t->adamw.weight_decay},
+            {"grad-clip", &t->grad_clip}, {"seed", &t->seed},
+            {"minutes", &o->minutes},
+        };
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (flags_given(fixed[i].value))
+                flags_fail("--%s cannot change on --resume: the run saved "
+                           "in %s fixes it (start a new run to change it)",
+                           fixed[i].name, o->resume);
+        if (!*o->out) o->out = o->resume;   // keep saving where it lives
+        o->minutes = 0;   // the saved run's step count stands
+    }
+    if (o->minutes > 0 && budget_probe(t) < BUDGET_MIN_PROBE)
+        flags_fail("--minutes needs --warmup %d or more, to measure the "
+                   "speed before the step count matters (or give --steps)",
+                   BUDGET_MIN_PROBE);
+}
+
+// ---- building the run ------------------------------------------------------
+
+typedef struct {
+    const TrainBackend *be;   // NULL: the CPU
+    Corpus corpus;
+    GptTrain gpt;         // the model, its activations and batch (with a
+                          // backend: the host copy)
+    Trainer trainer;      // the optimiser's state, the generators
+} Run;
+
+static void start_run(Run *r, const Options *o) {
+    GptConfig mc = {.vocab_size = r->corpus.vocab.size,
+                    .block_size = o->block, .n_layer = o->layers,
+                    .n_head = o->heads, .n_embd = o->embd,
+                    .n_ffn = gpt_ffn_width(o->embd), .dropout = o->dropout,
+                    .bias = o->bias != 0, .positional = POS_LEARNED};
+    Error err;
+    Gpt m;
+    if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
+    bool check = !(r->be && r->be->skip_host_memory_check);
+    if (check && mem_check(gpt_train_floats(&mc, o->t.batch), "training",
+                           "use a smaller --batch, --block or model",
+                           &err) != 0) {
+        gpt_free(&m);
+        die("%s", err.msg);
+    }
+    Rng init;
+    rng_seed(&init, o->t.seed);
+    gpt_init(&m, &init);
+    Vocab vocab = {.size = r->corpus.vocab.size};
+    vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
+    memcpy(vocab.chars, r->corpus.vocab.chars,
+           (size_t)vocab.size * sizeof *vocab.chars);
+    if (gpt_train_init(&r->gpt, &m, &vocab, o->t.batch, &err) != 0)
+        die("%s", err.msg);
+    TrainModel tm = gpt_train_model(&r->gpt);
+    if (trainer_init(&r->trainer, &tm, &o->t, &err) != 0)
+        flags_fail("%s", err.msg);
+}
+
+static void resume_run(Run *r, const Options *o) {
+    Error err;
+    struct stat st;
+    if (stat(o->resume, &st) != 0)
+        die("--resume %s: %s (give the --out DIR of an earlier run)",
+            o->resume, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", o->resume);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        flags_fail("--resume takes the folder a run saved into (its --out "
+                   "DIR), not a file: try --resume %s", slash ? dir : ".");
+    }
+    if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, &err) != 0)
+        die("%s", err.msg);
+    const Vocab *v = &r->gpt.vocab, *want = &r->corpus.vocab;
+    if (v->size != want->size
+        || memcmp(v->chars, want->chars,
+                  (size_t)v->size * sizeof *v->chars) != 0)
+        die("%s: the checkpoint's vocabulary is not the one of %s",
+            o->resume, o->data);
+    TrainConfig *c = &r->trainer.cfg;
+    if (flags_given(&o->t.steps)) {   // a run may be extended
+        if (o->t.steps < r->trainer.step)
+            flags_fail("--steps %d: the run in %s is already at step %d",
+                       o->t.steps, o->resume, r->trainer.step);
+        c->steps = o->t.steps;
+    }
+    if (flags_given(&o->t.eval_every)) c->eval_every = o->t.eval_every;
+    if (flags_given(&o->t.eval_iters)) c->eval_iters = o->t.eval_iters;
+    printf("resumed     %s at step %d of %d\n", o->resume, r->trainer.step,
+           c->steps);
+    if (c->steps > c->decay_steps && c->decay_steps > c->warmup) {
+        int from = c->decay_steps + 1 > r->trainer.step + 1
+                       ? c->decay_steps + 1 : r->trainer.step + 1;
+        printf("schedule    the saved cosine ends at step %d: steps %d to %d "
+               "run at its floor, lr %g\n", c->decay_steps, from, c->steps,
+               c->min_lr);
+    }
+}
+
+// Hands the model to the backend, which replaces the trainer's model by
+// its own, and gives that one the weights and the moments (zero, or the
+// saved ones on --resume).
+static void attach_backend(Run *r) {
+    const TrainBackend *be = r->be;
+    if (!be || !be->attach) return;
+    TrainModel tm = r->trainer.model;
+    Error err;
+    if (be->attach(be->ctx, &r->gpt, &tm, &err) != 0) die("%s", err.msg);
+    if (tm.num_params != r->trainer.model.num_params)
+        die("%s: the backend's model has %zu parameters, the run %zu",
+            program(be), tm.num_params, r->trainer.model.num_params);
+    r->trainer.model = tm;
+    if (tm.load) tm.load(tm.self, r->trainer.m, r->trainer.v);
+}
+
+// Brings the host copy of the weights up to date before it is read
+// (samples): with a backend they live elsewhere and change there.
+static void sync_host(Run *r) {
+    TrainModel *tm = &r->trainer.model;
+    if (tm->sync) tm->sync(tm->self, r->trainer.m, r->trainer.v);
+}
+
+// The backend's line ("GPU: ..."), or "" for the CPU.
+static void describe(const Run *r, char *buf, size_t size) {
+    buf[0] = 0;
+    if (r->be && r->be->describe) r->be->describe(r->be->ctx, buf, size);
+}
+
+static void print_run(const Run *r, const Options *o, int threads) {
+    const GptConfig *mc = &r->gpt.model.cfg;
+    const TrainConfig *c = &r->trainer.cfg;
+    int B = c->batch, T = mc->block_size;
+    printf("model       %d layers, %d heads, %d wide, block %d, dropout %g, "
+           "bias %s: %zu parameters\n", mc->n_layer, mc->n_head,
+           mc->n_embd, T, mc->dropout, mc->bias ? "true" : "false",
+           r->gpt.model.num_params);
+    char sched[96];
+    if (c->min_lr == c->lr && c->warmup == 0)
+        snprintf(sched, sizeof sched, "constant");
+    else if (c->steps <= c->warmup)   // the run ends inside its warmup
+        snprintf(sched, sizeof sched, "warmup %d: the run ends before the "
+                 "peak, no cosine", c->warmup);
+    else if (o->minutes > 0 && !o->decay_given)
+        snprintf(sched, sizeof sched, "warmup %d, cosine to the last step",
+                 c->warmup);
+    else
+        snprintf(sched, sizeof sched, "warmup %d, cosine to step %d",
+                 c->warmup, c->decay_steps);
+    char steps[64];
+    snprintf(steps, sizeof steps, o->minutes > 0 ? "up to %d steps (what "
+             "fits in %g min)" : "%d steps", c->steps, o->minutes);
+    printf("training    preset %s: batch %d x %d = %d tokens/step, %s, "
+           "lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
+           "%g, clip %g, %d thread%s\n", *o->resume ? "(resumed)" : o->preset,
+           B, T, B * T, steps, c->lr, c->min_lr, sched, c->adamw.beta1,
+           c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads,
+           threads == 1 ? "" : "s");
+    char dev[256];
+    describe(r, dev, sizeof dev);
+    if (*dev) printf("device      %s\n", dev);
+}
+
+// A folder that cannot take checkpoints should fail now, not after the
+// run it was meant to save.
+static void check_out_dir(const char *out) {
+    struct stat st;
+    if ((mkdir(out, 0777) != 0 && errno != EEXIST) || access(out, W_OK) != 0)
+        die("cannot save checkpoints in %s: %s", out, strerror(errno));
+    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
+        die("cannot save checkpoints in %s: not a folder", out);
+}
+
+// ---- training --------------------------------------------------------------
+
+static void print_id(int id, void *ctx) {
+    const Vocab *v = ctx;
+    char buf[4];
+    fwrite(buf, 1, (size_t)utf8_encode(v->chars[id], buf), stdout);
+}
+
+// A sample from the model as it is now, starting from a newline.
+static void show_sample(const Gpt *m, const Vocab *v, int chars,
+                        uint64_t seed) {
+    if (chars <= 0) return;
+    int *ids = xmalloc((size_t)(chars + 1) * sizeof *ids);
+    int nl = vocab_id(v, '\n');
+    ids[0] = nl >= 0 ? nl : 0;
+    GenOptions g = {.max_new_tokens = chars, .sample = {0.8f, 0, 1.0f},
+                    .seed = seed, .use_cache = true, .window = WINDOW_SLIDE};
+    Error err;
+    printf("---- sample (temperature 0.8)\n");
+    if (generate(m, ids, 1, ids, &g, print_id, (void *)v, NULL, &err) != 0)
+        printf("(sampling failed: %s)", err.msg);
+    printf("\n----\n");
+    free(ids);
+}
+
+// Ctrl-C asks the loop to stop after the step it is in.
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+// What the loop leaves for the report.
+typedef struct {
+    Curve curve;          // every evaluation's losses
+    double *times;        // the time of each step
+    int n_times;
+    double train_time, last_val;
+    int exit_code;        // 0, 1 (a failed step) or 130 (Ctrl-C)
+} Outcome;
+
+static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
+                         bool *reached) {
+    Trainer *t = &r->trainer;
+    Error err;
+    double tl, vl;
+    if (evaluate(t, &r->corpus.train, 0, &tl, &err) != 0
+        || evaluate(t, &r->corpus.val, 1, &vl, &err) != 0)
+        die("%s", err.msg);
+    out->last_val = vl;
+    curve_add(&out->curve, t->step, tl, vl);
+    printf("eval step %d: train %.4f, val %.4f\n", t->step, tl, vl);
+    fflush(stdout);
+    if (!last && !o->quiet && o->sample_chars / 3 > 0) {
+        sync_host(r);
+        show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars / 3,
+                    (uint64_t)t->step);
+    }
+    if (o->stop_at_val > 0 && vl <= o->stop_at_val) {
+        printf("reached val %.4f <= %.4f at step %d\n", vl, o->stop_at_val,
+               t->step);
+        *reached = true;
+    }
+}
+
+static int cmp_double(const void *a, const void *b);
+
+//> budget
+// After the probe's steps: the median step time (the first four left out:
+// caches and threads warm up), an evaluation's cost estimated as its
+// forward passes at a third of a step each, and the step count that fits
+// what is left of the budget, never more than asked.
+static void fit_budget(Run *r, const Options *o, const Outcome *out,
+                       double elapsed, Progress *pr) {
+    TrainConfig *c = &r->trainer.cfg;
+    int n = out->n_times, skip = n > 8 ? 4 : 0;
+    double *t = xmalloc((size_t)n * sizeof *t);
+    memcpy(t, out->times, (size_t)n * sizeof *t);
+    qsort(t + skip, (size_t)(n - skip), sizeof *t, cmp_double);
+    double step = t[skip + (n - skip) / 2];
+    free(t);
+    double eval = 2.0 * c->eval_iters * step / 3;
+    double per_step = step + (c->eval_every > 0 ? eval / c->eval_every : 0);
+    double left = o->minutes * 60 - elapsed - eval;   // the final one too
+    long fit = r->trainer.step + (left > 0 ? (long)(left / per_step) : 0);
+    if (fit >= c->steps) {
+        printf("budget      %.3f s a step here: all %d steps fit in %g "
+               "minute%s\n", step, c->steps, o->minutes,
+               o->minutes == 1 ? "" : "s");
+        return;
+    }
+    if (fit >= 100) fit -= fit % 10;   // a round number to repeat
+    int was = c->steps;
+    c->steps = (int)fit;
+    if (!o->decay_given) c->decay_steps = c->steps;
+    pr->total_steps = c->steps;
+    printf("budget      %.3f s a step here: %d of %d steps fit in %g minute%s"
+           " (--steps %d repeats this run)\n", step, c->steps, was,
+           o->minutes, o->minutes == 1 ? "" : "s", c->steps);
+}
+//< budget
+
+static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
+    Trainer *t = &r->trainer;
+    const TrainConfig *c = &t->cfg;
+    double tokens = (double)c->batch * r->gpt.T;
+    int left = c->steps - t->step;
+    out->times = xmalloc((size_t)(left > 0 ? left : 1) * sizeof *out->times);
+    out->last_val = NAN;
+    Progress pr;
+    progress_start(&pr, stdout, c->steps, o->print_every);
+    signal(SIGINT, on_sigint);
+    prof_on = o->profile;
+    bool reached = false;
+    double start = time_now();
+    while (t->step < c->steps && !reached && !interrupted) {
+        StepResult s;
+        Error err;
+        double t0 = time_now();
+        if (train_step(t, &r->corpus.train, &s, &err) != 0) {
+            progress_end(&pr);
+            fprintf(stderr, "%s: error: %s\n", error_progname(), err.msg);
+            if (*o->out)
+                fprintf(stderr, "%s: the last good checkpoint in %s is "
+                        "left as it was\n", error_progname(), o->out);
+            out->exit_code = 1;
+            break;
+        }
+        double dt = time_now() - t0;
+        out->train_time += dt;
+        out->times[out->n_times++] = dt;
+        if (log)
+            fprintf(log, "%d,%.6f,,,%.6g,%.6f,%.0f\n", t->step, s.loss,
+                    s.lr, s.grad_norm, tokens / dt);
+        if (!o->quiet) {
+            char extra[96];
+            snprintf(extra, sizeof extra, "loss %.4f  lr %.1e  norm %#.4g",
+                     s.loss, s.lr, s.grad_norm);
+            progress_update(&pr, t->step, tokens, dt, extra);
+        }
+        if (o->minutes > 0 && t->step == budget_probe(c)
+            && t->step < c->steps) {
+            progress_end(&pr);
+            fit_budget(r, o, out, time_now() - start, &pr);
+        }
+        bool last = t->step == c->steps;
+        prof_on = false;   // evaluations and samples are not profiled
+        if ((c->eval_every > 0 && t->step % c->eval_every == 0) || last) {
+            progress_end(&pr);
+            evaluate_now(r, o, out, last, &reached);
+            if (log)
+                fprintf(log, "%d,,%.6f,%.6f,,,\n", t->step,
+                        out->curve.train[out->curve.n - 1], out->last_val);
+        }
+        bool save = last || reached || interrupted
+                    || (o->save_every > 0 && t->step % o->save_every == 0);
+        if (*o->out && save && trainer_save(t, o->out, &err) != 0)
+            die("%s", err.msg);
+        prof_on = o->profile;
+    }
+    prof_on = false;
+    progress_end(&pr);
+    signal(SIGINT, SIG_DFL);
+    if (interrupted) {
+        out->exit_code = 130;   // the shell's code for a Ctrl-C
+        if (*o->out)
+            printf("interrupted at step %d; saved in %s: ./%s --resume %s "
+                   "goes on from here\n", t->step, o->out, program(r->be),
+                   o->out);
+        else
+            printf("interrupted at step %d; nothing saved (--out DIR keeps "
+                   "checkpoints)\n", t->step);
+    }
+}
+
+// ---- the report ------------------------------------------------------------
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double peak_mib(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024.0;   // Linux reports KiB
+}
+
+static void print_summary(const Run *r, Outcome *out) {
+    if (out->n_times == 0) return;
+    // the median step time, leaving out the first few (warm-up)
+    int n = out->n_times, skip = n > 8 ? 4 : 0;
+    qsort(out->times + skip, (size_t)(n - skip), sizeof *out->times,
+          cmp_double);
+    double med = out->times[skip + (n - skip) / 2];
+    char val[32] = "none";   // no evaluation ran (a failed step)
+    if (!isnan(out->last_val)) snprintf(val, sizeof val, "%.4f",
+                                        out->last_val);
+    char dev[256];
+    describe(r, dev, sizeof dev);
+    printf("summary: steps %d, %.2f s training, %.0f tokens/s (median of "
+           "steps %d..), val %s, peak memory %.1f MiB%s%s\n", r->trainer.step,
+           out->train_time, r->trainer.cfg.batch * r->gpt.T / med, skip + 1,
+           val, peak_mib(), *dev ? ", " : "", dev);
+}
+
+//> profile-report
+// Where a step's time went, by kind of work, and what its memory holds:
+// the sizes come from the same tables the allocation used.
+static void show_profile(const Run *r, int steps) {
+    double total = 0;
+    for (int k = 0; k < PROF_KINDS; k++)
+        total += prof_seconds[k][0] + prof_seconds[k][1];
+    if (steps < 1 || total <= 0) return;
+    printf("profile     time per step by kind of work, over %d steps "
+           "(wall time)\n", steps);
+    printf("  %-22s %10s %11s %10s %6s\n", "kind", "forward", "backward",
+           "total", "share");
+    for (int k = 0; k < PROF_KINDS; k++) {
+        double f = prof_seconds[k][0], b = prof_seconds[k][1];
+        printf("  %-22s %7.2f ms %8.2f ms %7.2f ms %5.1f%%\n",
+               prof_name((ProfKind)k), 1e3 * f / steps, 1e3 * b / steps,
+               1e3 * (f + b) / steps, 100 * (f + b) / total);
+    }
+    const GptConfig *c = &r->gpt.model.cfg;
+    int B = r->trainer.cfg.batch;
+    double mib = sizeof(float) / 1048576.0;
+    double n = (double)r->gpt.model.num_params;
+    double acts = (double)gpt_acts_floats(c, B, c->block_size);
+    printf("memory      parameters %.1f MiB, gradients %.1f MiB, AdamW "
+           "moments %.1f MiB,\n            activations %.1f MiB (batch %d "
+           "x %d): %.0fx the parameters; they\n            grow with batch "
+           "x block (the attention weights with block^2)\n", n * mib,
+           n * mib, 2 * n * mib, acts * mib, B, c->block_size, acts / n);
+}
+//< profile-report
+
+static void report(Run *r, const Options *o, Outcome *out) {
+    print_summary(r, out);
+    if (out->exit_code == 0) {
+        curve_draw(&out->curve, stdout);
+        if (o->sample_chars > 0) sync_host(r);
+        show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars, 1);
+        if (*o->out) printf("saved       %s/model.safetensors (./ch5 "
+                            "--checkpoint loads it)\n", o->out);
+    }
+    if (o->profile) show_profile(r, out->n_times);
+}
+
+// ---- the program -------------------------------------------------------------
+
+int train_main(int argc, char **argv, const TrainBackend *be) {
+    Options o;
+    parse_flags(&o, argc, argv, be);
+    int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    threads_set(threads > 0 ? threads : 1);
+    if (be && be->before) {
+        int rc = be->before(be->ctx);
+        if (rc != -1) return rc;
+    }
+
+    Run r = {.be = be};
+    Error err;
+    if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
+    if (*o.resume) resume_run(&r, &o);
+    else start_run(&r, &o);
+    if (*o.out) check_out_dir(o.out);
+    FILE *log = NULL;
+    if (*o.log) {   // before anything is printed: a bad path fails first
+        log = fopen(o.log, *o.resume ? "a" : "w");
+        if (!log) die("--log %s: cannot write it: %s", o.log, strerror(errno));
+        // a step's row has the loss of its batch; an evaluation's row the
+        // losses averaged over --eval-iters batches of each split
+        if (!*o.resume)
+            fprintf(log, "step,batch_loss,eval_train_loss,eval_val_loss,lr,"
+                         "grad_norm,tokens_per_s\n");
+    }
+    attach_backend(&r);
+    print_run(&r, &o, threads);
+
+    Outcome out = {0};
+    train(&r, &o, log, &out);
+    if (log) fclose(log);
+    report(&r, &o, &out);
+
+    free(out.times);
+    curve_free(&out.curve);
+    if (be && be->detach) be->detach(be->ctx);
+    trainer_free(&r.trainer);
+    gpt_train_free(&r.gpt);
+    corpus_free(&r.corpus);
+    return out.exit_code;
+}

@@ -1,0 +1,54 @@
+// run.h - the ./ch6 program as a function, so that another program can
+// train the GPT the same way with its weights elsewhere. ./ch6 is
+// train_main(argc, argv, NULL); ./ch8 passes a TrainBackend that puts the
+// model on the GPU and reuses everything else: the flags and presets, the
+// progress line, the CSV log, checkpoints and --resume, the samples and
+// the summary.
+#ifndef CH6_RUN_H
+#define CH6_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "flags.h"
+#include "gpt_train.h"
+#include "train.h"
+
+// Where a run trains, when not on this CPU. Every function may be NULL.
+typedef struct {
+    const char *program;      // "ch8": in messages and --help
+    const char *about;        // the --help description
+    const Flag *flags;        // extra flags (common/flags.h), parsed with
+    int n_flags;              // ch6's and shown in --help after them
+    void *ctx;                // passed to every function below
+    // After the flags are parsed, before anything is loaded: returns -1
+    // to go on training, or an exit status to stop there (./ch8 --check
+    // runs its self-check here).
+    int (*before)(void *ctx);
+    // Once the host GptTrain g (new or resumed) and its TrainModel *tm
+    // exist: replaces *tm by the backend's model, which wraps g (its
+    // params stay g's host copy, its hooks of train.h all set). Returns 0,
+    // or -1 with a message. The program then calls tm->load with the
+    // trainer's moments (zero for a new run, the saved ones on --resume),
+    // so the weights and moments need not be uploaded here.
+    int (*attach)(void *ctx, GptTrain *g, TrainModel *tm, Error *err);
+    // At the end, before g is freed: lets go of what attach made.
+    void (*detach)(void *ctx);
+    // One line for the banner and the summary ("GPU: NVIDIA H100, TF32
+    // off"), into buf of size bytes.
+    void (*describe)(void *ctx, char *buf, size_t size);
+    // The check that the host has memory for the run (gpt_train_floats)
+    // is skipped when this is true. The host GptTrain still allocates
+    // its parameters, gradients, moments and activations, so a backend
+    // sets it only if it made those smaller.
+    bool skip_host_memory_check;
+} TrainBackend;
+
+// The whole program: parses argv (ch6's flags and be's), trains, reports;
+// returns the exit status (0, 1 for a failed step, 130 for Ctrl-C). A
+// usage error or a failure to load exits the process, as ./ch6 does. be
+// NULL: the CPU, which is ./ch6.
+int train_main(int argc, char **argv, const TrainBackend *be);
+
+#endif
