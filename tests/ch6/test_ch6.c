@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "alloc_count.h"
@@ -16,6 +17,7 @@
 #include "gpt_train.h"
 #include "mem.h"
 #include "optim.h"
+#include "run.h"
 #include "train.h"
 
 START_TEST(training_matches_pytorch) {
@@ -561,6 +563,200 @@ START_TEST(trainer_through_hooks_is_exact) {
 }
 END_TEST
 
+// ---- the program on a backend ------------------------------------------------
+
+// A backend for train_main whose model is a Remote: what ./ch8 does with
+// its GPU, here in memory. It records what was called, and prints that at
+// the end of the run for the test to read.
+typedef struct {
+    Remote remote;
+    int stop;             // --fake-stop: what before() returns
+    int befores, attaches, detaches;
+} FakeBackend;
+
+static int fake_before(void *ctx) {
+    FakeBackend *f = ctx;
+    f->befores++;
+    return f->stop;
+}
+
+static int fake_attach(void *ctx, GptTrain *g, TrainModel *tm, Error *err) {
+    (void)err;
+    FakeBackend *f = ctx;
+    f->attaches++;
+    ck_assert_ptr_eq(tm->params, g->model.params);   // the host's model
+    remote_init(&f->remote, g);
+    *tm = remote_model(&f->remote);
+    return 0;
+}
+
+static void fake_detach(void *ctx) {
+    FakeBackend *f = ctx;
+    f->detaches++;
+    remote_free(&f->remote);
+}
+
+static void fake_describe(void *ctx, char *buf, size_t size) {
+    (void)ctx;
+    snprintf(buf, size, "remote: weights in a private copy");
+}
+
+// Runs train_main in a child process with stdout in dir/name.txt (and
+// stderr in dir/name.err), on the fake backend when fake (which then
+// prints its counters), else on the CPU. Returns the child's exit status.
+static int run_program(const char *name, bool fake, char **args, int n) {
+    fflush(stdout);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+        if (!freopen(path, "w", stdout)) _exit(99);
+        snprintf(path, sizeof path, "%s/%s.err", dir, name);
+        if (!freopen(path, "w", stderr)) _exit(99);
+        char *argv[32] = {fake ? "ch8" : "ch6"};
+        for (int i = 0; i < n; i++) argv[1 + i] = args[i];
+        FakeBackend f = {.stop = -1};
+        Flag extra[] = {{"fake-stop", FLAG_INT, &f.stop,
+                         "-1, or the status before() stops with"}};
+        TrainBackend be = {.program = "ch8", .about = "A fake backend.",
+                           .flags = extra, .n_flags = 1, .ctx = &f,
+                           .before = fake_before, .attach = fake_attach,
+                           .detach = fake_detach,
+                           .describe = fake_describe};
+        int rc = train_main(1 + n, argv, fake ? &be : NULL);
+        if (fake)
+            printf("fake: before %d attach %d detach %d clip %d update %d "
+                   "sync %d load %d\n", f.befores, f.attaches, f.detaches,
+                   f.remote.clips, f.remote.updates, f.remote.syncs,
+                   f.remote.loads);
+        fflush(stdout);
+        _exit(rc);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+// The whole of dir/name, NUL-terminated, its length in *len when len is
+// not NULL; free() it.
+static char *slurp_n(const char *name, size_t *len) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *s = xmalloc((size_t)n + 1);
+    ck_assert_int_eq(fread(s, 1, (size_t)n, f), n);
+    s[n] = 0;
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return s;
+}
+
+static char *slurp(const char *name) { return slurp_n(name, NULL); }
+
+// Whether dir/a/name and dir/b/name hold the same bytes.
+static bool same_file(const char *a, const char *b, const char *name) {
+    char pa[96], pb[96];
+    snprintf(pa, sizeof pa, "%s/%s", a, name);
+    snprintf(pb, sizeof pb, "%s/%s", b, name);
+    size_t na, nb;
+    char *x = slurp_n(pa, &na), *y = slurp_n(pb, &nb);
+    bool same = na == nb && memcmp(x, y, na) == 0;
+    free(x), free(y);
+    return same;
+}
+
+// The report's lines that depend on the weights (the evaluations and the
+// samples), not on the time taken or the folder: in a new string.
+static char *weight_lines(const char *name) {
+    char *s = slurp(name), *keep = xmalloc(strlen(s) + 1), *k = keep;
+    bool sample = false;
+    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "---- sample", 11) == 0) sample = true;
+        else if (strcmp(line, "----") == 0) sample = false;
+        if (sample || strncmp(line, "eval ", 5) == 0)
+            k += sprintf(k, "%s\n", line);
+    }
+    free(s);
+    return keep;
+}
+
+// ./ch6's program on a backend (the fake one above, its weights in a
+// private copy): before() runs first and can stop the program; the
+// backend's flag is parsed; the evaluations, the samples (the host copy
+// synced before each) and the checkpoint are the CPU's, bit for bit, for
+// a new run and for a resumed one (whose moments reach the backend
+// through load).
+START_TEST(program_runs_on_a_backend) {
+    Corpus c;
+    small_corpus(&c);   // for dir
+    corpus_free(&c);
+    char text[128], cpu[128], fake[128];
+    snprintf(text, sizeof text, "%s/text.txt", dir);
+    FILE *f = fopen(text, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 80; i++)
+        fprintf(f, "to be or not to be, that is the question %d.\n", i % 9);
+    fclose(f);
+    snprintf(cpu, sizeof cpu, "%s/cpu", dir);
+    snprintf(fake, sizeof fake, "%s/fake", dir);
+    char *common[] = {"--data", text, "--layers", "1", "--heads", "2",
+                      "--embd", "8", "--block", "8", "--batch", "2",
+                      "--dropout", "0.1", "--warmup", "1", "--eval-every",
+                      "2", "--eval-iters", "1", "--sample-chars", "30",
+                      "--threads", "1", "--steps", "4", "--out", NULL};
+    enum { N = sizeof common / sizeof common[0] };
+    char *args[N + 2];
+    memcpy(args, common, sizeof common);
+
+    args[N - 1] = fake, args[N] = "--fake-stop", args[N + 1] = "7";
+    ck_assert_int_eq(run_program("stop", true, args, N + 2), 7);
+    char *out = slurp("stop.txt");
+    ck_assert_ptr_nonnull(strstr(out, "fake: before 1 attach 0"));
+    ck_assert_ptr_null(strstr(out, "model "));   // nothing loaded
+    free(out);
+
+    args[N - 1] = cpu;
+    ck_assert_int_eq(run_program("cpu", false, args, N), 0);
+    args[N - 1] = fake;
+    ck_assert_int_eq(run_program("fake", true, args, N), 0);
+    out = slurp("fake.txt");
+    ck_assert_ptr_nonnull(strstr(out, "device      remote: weights in a "
+                                      "private copy\n"));
+    ck_assert_ptr_nonnull(strstr(out, "MiB, remote: weights in"));
+    // the host copy synced three times: for the sample at the evaluation
+    // of step 2, for the checkpoint at step 4, for the final sample
+    ck_assert_msg(strstr(out, "fake: before 1 attach 1 detach 1 clip 4 "
+                              "update 4 sync 3 load 1\n") != NULL, "%s", out);
+    free(out);
+    char *want = weight_lines("cpu.txt"), *got = weight_lines("fake.txt");
+    ck_assert_ptr_nonnull(strstr(want, "eval step 4"));
+    ck_assert_ptr_nonnull(strstr(want, "---- sample"));
+    ck_assert_str_eq(got, want);
+    free(want), free(got);
+    ck_assert(same_file("cpu", "fake", "model.safetensors"));
+    ck_assert(same_file("cpu", "fake", "state-4.safetensors"));
+
+    char *more[] = {"--resume", cpu, "--data", text, "--steps", "6",
+                    "--sample-chars", "30", "--threads", "1"};
+    ck_assert_int_eq(run_program("cpu2", false, more, 10), 0);
+    more[1] = fake;
+    ck_assert_int_eq(run_program("fake2", true, more, 10), 0);
+    want = weight_lines("cpu2.txt"), got = weight_lines("fake2.txt");
+    ck_assert_ptr_nonnull(strstr(want, "eval step 6"));
+    ck_assert_str_eq(got, want);
+    free(want), free(got);
+    ck_assert(same_file("cpu", "fake", "model.safetensors"));
+    ck_assert(same_file("cpu", "fake", "state-6.safetensors"));
+    cleanup_dir();
+}
+END_TEST
+
 // ---- the trainer with a model that is not a GPT ----------------------------
 
 // The smallest model: four parameters pulled towards a target, loss
@@ -672,6 +868,7 @@ Suite *ch6_suite(void) {
     tcase_add_test(tc, resume_refusals);
     tcase_add_test(tc, trainer_drives_any_model);
     tcase_add_test(tc, trainer_through_hooks_is_exact);
+    tcase_add_test(tc, program_runs_on_a_backend);
     suite_add_tcase(s, tc);
     return s;
 }
