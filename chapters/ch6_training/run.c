@@ -651,7 +651,7 @@ static void report(Run *r, const Options *o, Outcome *out) {
     if (o->profile) show_profile(r, out->n_times);
 }
 
-// ---- the program -------------------------------------------------------------
+// ---- the program -----------------------------------------------------------
 
 int train_main(int argc, char **argv, const TrainBackend *be) {
     Options o;

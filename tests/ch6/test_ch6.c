@@ -563,7 +563,7 @@ START_TEST(trainer_through_hooks_is_exact) {
 }
 END_TEST
 
-// ---- the program on a backend ------------------------------------------------
+// ---- the program on a backend ----------------------------------------------
 
 // A backend for train_main whose model is a Remote: what ./ch8 does with
 // its GPU, here in memory. It records what was called, and prints that at
