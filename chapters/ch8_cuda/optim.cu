@@ -4,9 +4,9 @@
 // AdamW is one thread per weight, doing the CPU's operations in the
 // CPU's order: the host computes the step's constants (the bias
 // corrections, with the same powf and sqrtf) and the kernel the rest.
-// Under the emulation the results are the CPU's bit for bit; nvcc fuses
-// a multiply and an add into one fma (one rounding instead of two), so on
-// a GPU they agree to float rounding.
+// The results agree with the CPU's to float rounding, not bit for bit:
+// nvcc (and g++ for the emulation, in C++) fuses a multiply and an add
+// into one fma, one rounding instead of the C build's two.
 //
 // The norm is a reduction over every gradient of the model, so it is
 // done in two passes and in double, without atomics, in an order fixed
