@@ -17,6 +17,8 @@ extern "C" {
 // (attention)
 
 // (crossentropy, optim)
+#include "crossentropy.cuh"
+#include "optim.cuh"
 
 #include "kcheck.cuh"
 #include "mem.h"
@@ -168,6 +170,153 @@ static void check_heads(KReport *rep, const int sz[4], uint64_t seed) {
 
 // ---- crossentropy.cu, optim.cu ---------------------------------------------
 
+// Appends the comparison of one number that came back to the host:
+// |got - want| / |want| (or / 1 when want is 0), as compare() does.
+static void compare_value(KReport *rep, const char *name, const char *sizes,
+                          double got, double want, double tol) {
+    if (rep->n >= KCHECK_MAX) return;
+    KResult *r = &rep->r[rep->n++];
+    snprintf(r->name, sizeof r->name, "%s", name);
+    snprintf(r->sizes, sizeof r->sizes, "%s", sizes);
+    r->err = fabs(got - want) / (want != 0 ? fabs(want) : 1.0);
+    r->tol = tol;
+    r->ok = r->err <= tol;   // false for NaN
+}
+
+// sz: N, V, which targets are -1 (0 none, 1 about a third, 2 all),
+// logits (0 normal(0, 2), 1 the same plus 1000: an exp of an unshifted
+// logit overflows). The backward pass runs twice: into its own buffer
+// (started from random values, since it overwrites) and in place.
+//
+// The tolerance of the gradient with logits near 1000: the CPU rounds the
+// row's logsumexp (about 1000) to a float before its exps, an error of up
+// to half a float ulp of it, 2^-24 * |lse|, which every probability it
+// computes carries as a relative error; the kernel never forms that
+// float (it takes exp(x - max) / s). So that case allows 1e-5 plus
+// 2^-24 * max |lse| (about 6e-5); an overflowing exp still gives NaN.
+static void check_xent(KReport *rep, const int sz[4], uint64_t seed) {
+    int N = sz[0], V = sz[1], ignore = sz[2];
+    bool large = sz[3] != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "N=%d V=%d%s%s", N, V,
+             ignore == 2 ? " all -1" : ignore ? " some -1" : "",
+             large ? " x~1e3" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t nv = (size_t)N * V;
+    float *x = host_randn(&rng, nv, 2.0f);
+    if (large)
+        for (size_t i = 0; i < nv; i++) x[i] += 1000.0f;
+    int *tg = (int *)xmalloc((size_t)N * sizeof *tg);
+    for (int n = 0; n < N; n++) {
+        bool skip = ignore == 2 || (ignore == 1 && rng_below(&rng, 3) == 0);
+        tg[n] = skip ? -1 : (int)rng_below(&rng, (uint32_t)V);
+    }
+    if (ignore == 1) tg[0] = -1, tg[N - 1] = 0;   // both kinds, surely
+    double max_lse = 0;
+    for (int n = 0; n < N; n++) {
+        const float *row = x + (size_t)n * V;
+        float mx = row[0];
+        for (int v = 1; v < V; v++) mx = row[v] > mx ? row[v] : mx;
+        double s = 0;
+        for (int v = 0; v < V; v++) s += exp((double)row[v] - mx);
+        max_lse = fmax(max_lse, fabs(mx + log(s)));
+    }
+    int *d_tg = cuda_alloc_ints((size_t)N);
+    cuda_upload_ints(d_tg, tg, (size_t)N);
+    float *d_x = to_device(x, nv);
+
+    int valid = -1, valid_gpu = -1;
+    float loss = crossentropy_forward(x, tg, N, V, &valid);
+    float loss_gpu = crossentropy_forward_cuda(d_x, d_tg, N, V, &valid_gpu);
+    compare_value(rep, "crossentropy_forward_cuda: loss", sizes, loss_gpu,
+                  loss, FP32_TOL);
+    compare_value(rep, "crossentropy_forward_cuda: n_valid", sizes,
+                  valid_gpu, valid, 0.0);
+
+    float scale = valid ? 1.0f / (float)valid : 0.37f;
+    float *dx = host_randn(&rng, nv, 1.0f);
+    float *d_dx = to_device(dx, nv);
+    crossentropy_backward(dx, x, tg, N, V, scale);
+    crossentropy_backward_cuda(d_dx, d_x, d_tg, N, V, scale);
+    double tol = large ? FP32_TOL + ldexp(max_lse, -24) : FP32_TOL;
+    compare(rep, "crossentropy_backward_cuda: dlogits", sizes, d_dx, dx, nv,
+            tol);
+    crossentropy_backward_cuda(d_x, d_x, d_tg, N, V, scale);   // in place
+    compare(rep, "crossentropy_backward_cuda: in place", sizes, d_x, dx, nv,
+            tol);
+    cuda_free(d_tg), cuda_free(d_x), cuda_free(d_dx);
+    free(x), free(tg), free(dx);
+}
+
+// sz: n, the first step t, weight decay in hundredths. Three AdamW steps,
+// t, t + 1, t + 2, each with new gradients; m and v start at zero for
+// t = 1 and as after earlier steps otherwise. The learning rate, 1e-2,
+// and weights of std 0.02 make each step a good part of a weight, so
+// that a slip in the order (the decay applied after the step moves a
+// weight by lr * wd * step, 1e-5 here) shows beyond the 1e-5 of max |p|.
+static void check_adamw(KReport *rep, const int sz[4], uint64_t seed) {
+    size_t n = (size_t)sz[0];
+    int t0 = sz[1];
+    float wd = (float)sz[2] / 100.0f, lr = 1e-2f;
+    AdamWConfig c = {.beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
+                     .weight_decay = wd};
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "n=%zu t=%d..%d wd=%g", n, t0, t0 + 2,
+             (double)wd);
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *p = host_randn(&rng, n, 0.02f), *m = host_randn(&rng, n, 0.05f);
+    float *v = host_randn(&rng, n, 0.1f);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = t0 == 1 ? 0.0f : v[i] * v[i];   // v >= 0: squares
+        if (t0 == 1) m[i] = 0.0f;
+    }
+    float *d_p = to_device(p, n), *d_m = to_device(m, n);
+    float *d_v = to_device(v, n), *d_g = cuda_alloc_floats(n);
+    for (int t = t0; t < t0 + 3; t++) {
+        float *g = host_randn(&rng, n, 0.1f);
+        cuda_upload(d_g, g, n);
+        adamw_update(p, g, m, v, n, t, lr, wd, &c);
+        adamw_update_cuda(d_p, d_g, d_m, d_v, n, t, lr, wd, &c);
+        free(g);
+    }
+    compare(rep, "adamw_update_cuda: p", sizes, d_p, p, n, FP32_TOL);
+    compare(rep, "adamw_update_cuda: m", sizes, d_m, m, n, FP32_TOL);
+    compare(rep, "adamw_update_cuda: v", sizes, d_v, v, n, FP32_TOL);
+    cuda_free(d_p), cuda_free(d_m), cuda_free(d_v), cuda_free(d_g);
+    free(p), free(m), free(v);
+}
+
+// sz: n, clipping (0 off: max_norm 0; 1 on: max_norm half the norm; 2 on
+// but not needed: max_norm twice the norm). The norm is compared at
+// n * 2^-53: both sides add the same exact squares in double, in
+// different orders, and n roundings of the sum bound the difference; a
+// float sum anywhere would miss it by far.
+static void check_norm(KReport *rep, const int sz[4], uint64_t seed) {
+    size_t n = (size_t)sz[0];
+    int mode = sz[1];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "n=%zu clip %s", n,
+             mode == 0 ? "off" : mode == 1 ? "on" : "unneeded");
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *g = host_randn(&rng, n, 1.0f);
+    float *d_g = to_device(g, n);
+    double norm = grad_norm(g, n), norm_gpu = grad_norm_cuda(d_g, n);
+    double tol = ldexp((double)n, -53);
+    compare_value(rep, "grad_norm_cuda", sizes, norm_gpu, norm, tol);
+    float max_norm = mode == 0 ? 0.0f : (float)norm * (mode == 1 ? 0.5f
+                                                                  : 2.0f);
+    double before = clip_grad_norm(g, n, max_norm);
+    double before_gpu = clip_grad_norm_cuda(d_g, n, max_norm);
+    compare_value(rep, "clip_grad_norm_cuda: norm", sizes, before_gpu,
+                  before, tol);
+    compare(rep, "clip_grad_norm_cuda: g", sizes, d_g, g, n, FP32_TOL);
+    cuda_free(d_g);
+    free(g);
+}
+
 
 // ---- the table -------------------------------------------------------------
 
@@ -185,6 +334,19 @@ const KCheck KCHECKS[] = {
     // attention
 
     // crossentropy, optim
+    {"crossentropy", check_xent, {37, 65, 1, 0}, "N, V, -1 targets, large"},
+    {"crossentropy", check_xent, {21, 1000, 1, 0}, "N, V, -1 targets, large"},
+    {"crossentropy", check_xent, {13, 1, 1, 0}, "N, V, -1 targets, large"},
+    {"crossentropy", check_xent, {9, 65, 2, 0}, "N, V, -1 targets, large"},
+    {"crossentropy", check_xent, {17, 1000, 1, 1}, "N, V, -1 targets, large"},
+    {"crossentropy", check_xent, {3, 50257, 0, 0}, "N, V, -1 targets, large"},
+    {"optim", check_adamw, {1001, 1, 10, 0}, "n, first t, wd (1/100)"},
+    {"optim", check_adamw, {777, 10, 0, 0}, "n, first t, wd (1/100)"},
+    {"optim", check_adamw, {1001, 1000, 10, 0}, "n, first t, wd (1/100)"},
+    {"optim", check_norm, {1, 1, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
+    {"optim", check_norm, {1000, 0, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
+    {"optim", check_norm, {100003, 1, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
+    {"optim", check_norm, {777, 2, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
 
 };
 const int N_KCHECKS = sizeof KCHECKS / sizeof KCHECKS[0];
