@@ -15,6 +15,7 @@ extern "C" {
 #include "mha.cuh"
 
 // (attention)
+#include "attention.cuh"
 
 // (crossentropy, optim)
 #include "crossentropy.cuh"
@@ -166,6 +167,101 @@ static void check_heads(KReport *rep, const int sz[4], uint64_t seed) {
 }
 
 // ---- attention.cu ------------------------------------------------------------
+
+// sz: N, D. Rows of D values through the softmax and back; the forward
+// both into another array and in place (out = inp, as the CPU allows).
+static void check_softmax(KReport *rep, const int sz[4], uint64_t seed) {
+    int N = sz[0], D = sz[1];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "N=%d D=%d", N, D);
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t n = (size_t)N * D;
+    float *x = host_randn(&rng, n, 3.0f), *dy = host_randn(&rng, n, 1.0f);
+    float *dx = host_randn(&rng, n, 1.0f);   // the += is checked too
+    float *y = (float *)xmalloc(n * sizeof *y);
+    float *d_x = to_device(x, n), *d_dy = to_device(dy, n);
+    float *d_dx = to_device(dx, n), *d_y = cuda_alloc_floats(n);
+    softmax_forward(y, x, N, D);
+    softmax_backward(dx, dy, y, N, D);
+    softmax_forward_cuda(d_y, d_x, N, D);
+    softmax_backward_cuda(d_dx, d_dy, d_y, N, D);
+    compare(rep, "softmax_forward_cuda: out", sizes, d_y, y, n, FP32_TOL);
+    compare(rep, "softmax_backward_cuda: dinp", sizes, d_dx, dx, n,
+            FP32_TOL);
+    softmax_forward_cuda(d_x, d_x, N, D);
+    compare(rep, "softmax_forward_cuda: in place", sizes, d_x, y, n,
+            FP32_TOL);
+    cuda_free(d_x), cuda_free(d_dy), cuda_free(d_dx), cuda_free(d_y);
+    free(x), free(dy), free(dx), free(y);
+}
+
+// sz: Tq, Tk, HS, flags (1 causal, 2 key mask), for B = 2 sequences of
+// NH = 3 heads. The key mask hides key 0 and about a third of the others
+// of sequence 0 (so that, with the causal mask and Tq <= Tk, query 0 sees
+// no key at all), and every key of sequence 1: rows of zeros that must
+// stay zeros, in att, in out and in what they pass back.
+#define ATTENTION_DIMS "Tq, Tk, HS, flags (1 causal, 2 key mask)"
+static void check_attention(KReport *rep, const int sz[4], uint64_t seed) {
+    const int B = 2, NH = 3;
+    int Tq = sz[0], Tk = sz[1], HS = sz[2];
+    bool causal = (sz[3] & 1) != 0, masked = (sz[3] & 2) != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "Tq=%d Tk=%d HS=%d%s%s", Tq, Tk, HS,
+             causal ? " causal" : "", masked ? " mask" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t nq = (size_t)B * NH * Tq * HS, nk = (size_t)B * NH * Tk * HS;
+    size_t na = (size_t)B * NH * Tq * Tk;
+    float *q = host_randn(&rng, nq, 1.5f), *k = host_randn(&rng, nk, 1.0f);
+    float *v = host_randn(&rng, nk, 1.0f), *dy = host_randn(&rng, nq, 1.0f);
+    float *dq = host_randn(&rng, nq, 0.5f), *dk = host_randn(&rng, nk, 0.5f);
+    float *dv = host_randn(&rng, nk, 0.5f);   // the += is checked too
+    int mask[2 * 64];
+    if (Tk > 64) die("check_attention: Tk=%d is over 64", Tk);
+    for (int s = 0; s < Tk; s++) {
+        mask[s] = s > 0 && rng_uniform(&rng) > 0.35f;
+        mask[Tk + s] = 0;
+    }
+    float *d_q = to_device(q, nq), *d_k = to_device(k, nk);
+    float *d_v = to_device(v, nk), *d_dy = to_device(dy, nq);
+    float *d_dq = to_device(dq, nq), *d_dk = to_device(dk, nk);
+    float *d_dv = to_device(dv, nk);
+    float *d_out = cuda_alloc_floats(nq), *d_att = cuda_alloc_floats(na);
+    float *d_datt = cuda_alloc_floats(na);
+    int *d_mask = cuda_alloc_ints((size_t)B * Tk);
+    cuda_upload_ints(d_mask, mask, (size_t)B * Tk);
+    float *out = (float *)xmalloc(nq * sizeof *out);
+    float *att = (float *)xmalloc(na * sizeof *att);
+    float *datt = (float *)xmalloc(na * sizeof *datt);
+    Error err;
+    if (attention_forward(out, att, q, k, v, masked ? mask : NULL, causal,
+                          B, NH, Tq, Tk, HS, &err) != 0)
+        die("check_attention: %s", err.msg);
+    attention_backward(dq, dk, dv, datt, dy, att, q, k, v, B, NH, Tq, Tk,
+                       HS);
+    attention_forward_cuda(d_out, d_att, d_q, d_k, d_v,
+                           masked ? d_mask : NULL, causal, B, NH, Tq, Tk,
+                           HS);
+    attention_backward_cuda(d_dq, d_dk, d_dv, d_datt, d_dy, d_att, d_q, d_k,
+                            d_v, B, NH, Tq, Tk, HS);
+    compare(rep, "attention_forward_cuda: out", sizes, d_out, out, nq,
+            FP32_TOL);
+    compare(rep, "attention_forward_cuda: att", sizes, d_att, att, na,
+            FP32_TOL);
+    compare(rep, "attention_backward_cuda: dq", sizes, d_dq, dq, nq,
+            FP32_TOL);
+    compare(rep, "attention_backward_cuda: dk", sizes, d_dk, dk, nk,
+            FP32_TOL);
+    compare(rep, "attention_backward_cuda: dv", sizes, d_dv, dv, nk,
+            FP32_TOL);
+    float *dev[] = {d_q, d_k, d_v, d_dy, d_dq, d_dk, d_dv, d_out, d_att,
+                    d_datt};
+    for (float *p : dev) cuda_free(p);
+    cuda_free(d_mask);
+    float *host[] = {q, k, v, dy, dq, dk, dv, out, att, datt};
+    for (float *p : host) free(p);
+}
 
 
 // ---- crossentropy.cu, optim.cu ---------------------------------------------
@@ -332,6 +428,15 @@ const KCheck KCHECKS[] = {
     {"mha", check_heads, {3, 17, 24, 4}, "B, T, C, NH"},
 
     // attention
+    {"attention", check_softmax, {37, 45, 0, 0}, "N, D"},
+    {"attention", check_softmax, {5, 101, 0, 0}, "N, D"},
+    {"attention", check_attention, {19, 19, 8, 0}, ATTENTION_DIMS},
+    {"attention", check_attention, {19, 19, 8, 1}, ATTENTION_DIMS},
+    {"attention", check_attention, {19, 19, 8, 3}, ATTENTION_DIMS},
+    {"attention", check_attention, {19, 31, 5, 2}, ATTENTION_DIMS},
+    {"attention", check_attention, {13, 23, 8, 3}, ATTENTION_DIMS},
+    {"attention", check_attention, {23, 13, 5, 1}, ATTENTION_DIMS},
+    {"attention", check_attention, {1, 41, 8, 3}, ATTENTION_DIMS},
 
     // crossentropy, optim
     {"crossentropy", check_xent, {37, 65, 1, 0}, "N, V, -1 targets, large"},
