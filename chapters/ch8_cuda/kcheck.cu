@@ -9,6 +9,10 @@
 extern "C" {
 #include "activation.cuh"
 // (layernorm, residual, dropout, embedding)
+#include "dropout.cuh"
+#include "embedding.cuh"
+#include "layernorm.cuh"
+#include "residual.cuh"
 
 // (linear, mha)
 #include "linear.cuh"
@@ -96,6 +100,361 @@ static void check_gelu(KReport *rep, const int sz[4], uint64_t seed) {
 }
 
 // ---- layernorm.cu, residual.cu, dropout.cu, embedding.cu -----------------
+
+// Every output buffer of these checks is followed on the device by
+// OUT_GUARD floats of a sentinel: a kernel that forgot its bounds check
+// writes there (where it would silently corrupt a neighbour on the GPU),
+// and the check's "writes past the end" result counts the damage.
+enum { OUT_GUARD = 64 };
+static const float GUARD_VALUE = -12345.0f;
+
+// A device buffer of n floats (a copy of h, or garbage when h is NULL)
+// followed by its guard.
+static float *to_device_guarded(const float *h, size_t n) {
+    float guard[OUT_GUARD];
+    for (int i = 0; i < OUT_GUARD; i++) guard[i] = GUARD_VALUE;
+    float *d = cuda_alloc_floats(n + OUT_GUARD);
+    cuda_upload(d + n, guard, OUT_GUARD);
+    if (h) cuda_upload(d, h, n);
+    return d;
+}
+
+// The number of guard floats after the n floats of d that were written.
+static int guard_damage(const float *d, size_t n) {
+    float guard[OUT_GUARD];
+    cuda_download(guard, d + n, OUT_GUARD);
+    int bad = 0;
+    for (int i = 0; i < OUT_GUARD; i++) bad += !(guard[i] == GUARD_VALUE);
+    return bad;
+}
+
+// Appends a result that is a number rather than a comparison: ok when
+// |value| <= tol.
+static void report_value(KReport *rep, const char *name, const char *sizes,
+                         double value, double tol) {
+    if (rep->n >= KCHECK_MAX) return;
+    KResult *r = &rep->r[rep->n++];
+    snprintf(r->name, sizeof r->name, "%s", name);
+    snprintf(r->sizes, sizeof r->sizes, "%s", sizes);
+    r->err = fabs(value);
+    r->tol = tol;
+    r->ok = r->err <= tol;   // false for NaN
+}
+
+// A host copy of n floats (free()).
+static float *host_copy(const float *p, size_t n) {
+    float *q = (float *)xmalloc((n ? n : 1) * sizeof *q);
+    memcpy(q, p, n * sizeof *q);
+    return q;
+}
+
+// sz: B, T, C, bias (0/1). Forward and backward against chapter 4, the
+// gradients starting from random values (the += is checked). The CPU sums
+// in double and the GPU in float: for rows of up to a few hundred floats
+// and columns of a few hundred rows that differs by about 1e-6 relative.
+// The smallest row has C = 2 (30 lanes of the warp idle), not C = 1: one
+// channel has variance 0, so rstd = 1/sqrt(eps) ~ 316 multiplies the
+// rounding of weight*dout - mean(weight*dout), which is exactly 0 on the
+// CPU but not where the compiler fuses the product into an FMA (nvcc
+// does, and g++ on the emulation may): a degenerate row, not a bug.
+static void check_layernorm(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], T = sz[1], C = sz[2];
+    bool bias = sz[3] != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d C=%d%s", B, T, C,
+             bias ? " bias" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t N = (size_t)B * T, n = N * C;
+    // A mean far from 0 and a spread far from 1, so that a kernel that
+    // skips the centring or the scaling shows.
+    float *x = host_randn(&rng, n, 3.0f);
+    for (size_t i = 0; i < n; i++) x[i] += 1.5f;
+    float *w = host_randn(&rng, (size_t)C, 1.0f);
+    float *b = host_randn(&rng, (size_t)C, 1.0f);
+    float *dy = host_randn(&rng, n, 1.0f), *dx = host_randn(&rng, n, 1.0f);
+    float *dw = host_randn(&rng, (size_t)C, 1.0f);
+    float *db = host_randn(&rng, (size_t)C, 1.0f);
+    float *d_x = to_device(x, n), *d_w = to_device(w, (size_t)C);
+    float *d_b = to_device(b, (size_t)C), *d_dy = to_device(dy, n);
+    float *d_y = to_device_guarded(NULL, n);
+    float *d_mean = to_device_guarded(NULL, N);
+    float *d_rstd = to_device_guarded(NULL, N);
+    float *d_dx = to_device_guarded(dx, n);
+    float *d_dw = to_device_guarded(dw, (size_t)C);
+    float *d_db = to_device_guarded(db, (size_t)C);
+    float *y = (float *)xmalloc(n * sizeof *y);
+    float *mean = (float *)xmalloc(N * sizeof *mean);
+    float *rstd = (float *)xmalloc(N * sizeof *rstd);
+    float *db0 = host_copy(db, (size_t)C);
+
+    layernorm_forward(y, mean, rstd, x, w, bias ? b : NULL, B, T, C);
+    layernorm_backward(dx, dw, bias ? db : NULL, dy, x, w, mean, rstd, B, T,
+                       C);
+    layernorm_forward_cuda(d_y, d_mean, d_rstd, d_x, d_w, bias ? d_b : NULL,
+                           B, T, C);
+    layernorm_backward_cuda(d_dx, d_dw, bias ? d_db : NULL, d_dy, d_x, d_w,
+                            d_mean, d_rstd, B, T, C);
+    compare(rep, "layernorm_forward_cuda: out", sizes, d_y, y, n, FP32_TOL);
+    compare(rep, "layernorm_forward_cuda: mean", sizes, d_mean, mean, N,
+            FP32_TOL);
+    compare(rep, "layernorm_forward_cuda: rstd", sizes, d_rstd, rstd, N,
+            FP32_TOL);
+    compare(rep, "layernorm_backward_cuda: dinp", sizes, d_dx, dx, n,
+            FP32_TOL);
+    compare(rep, "layernorm_backward_cuda: dweight", sizes, d_dw, dw,
+            (size_t)C, FP32_TOL);
+    // Without a bias, dbias must stay as it was (the CPU's db too).
+    compare(rep, bias ? "layernorm_backward_cuda: dbias"
+                      : "layernorm_backward_cuda: dbias untouched",
+            sizes, d_db, bias ? db : db0, (size_t)C, bias ? FP32_TOL : 0.0);
+    int damage = guard_damage(d_y, n) + guard_damage(d_mean, N)
+                 + guard_damage(d_rstd, N) + guard_damage(d_dx, n)
+                 + guard_damage(d_dw, (size_t)C) + guard_damage(d_db, (size_t)C);
+    report_value(rep, "layernorm_*_cuda: writes past the end", sizes,
+                 damage, 0);
+    float *dev[] = {d_x, d_w, d_b, d_dy, d_y, d_mean, d_rstd, d_dx, d_dw,
+                    d_db};
+    for (float *p : dev) cuda_free(p);
+    float *host[] = {x, w, b, dy, dx, dw, db, y, mean, rstd, db0};
+    for (float *p : host) free(p);
+}
+
+// sz: n. The residual add and its backward pass (+=): one add each, so
+// the GPU must give the CPU's floats exactly.
+static void check_residual(KReport *rep, const int sz[4], uint64_t seed) {
+    size_t n = (size_t)sz[0];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "n=%zu", n);
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *a = host_randn(&rng, n, 1.0f), *b = host_randn(&rng, n, 1.0f);
+    float *dy = host_randn(&rng, n, 1.0f);
+    float *da = host_randn(&rng, n, 1.0f), *db = host_randn(&rng, n, 1.0f);
+    float *y = (float *)xmalloc(n * sizeof *y);
+    float *d_a = to_device(a, n), *d_b = to_device(b, n);
+    float *d_dy = to_device(dy, n), *d_y = to_device_guarded(NULL, n);
+    float *d_da = to_device_guarded(da, n), *d_db = to_device_guarded(db, n);
+    residual_forward(y, a, b, n);
+    residual_backward(da, db, dy, n);
+    residual_forward_cuda(d_y, d_a, d_b, n);
+    residual_backward_cuda(d_da, d_db, d_dy, n);
+    compare(rep, "residual_forward_cuda: out", sizes, d_y, y, n, 0.0);
+    compare(rep, "residual_backward_cuda: da", sizes, d_da, da, n, 0.0);
+    compare(rep, "residual_backward_cuda: db", sizes, d_db, db, n, 0.0);
+    report_value(rep, "residual_*_cuda: writes past the end", sizes,
+                 guard_damage(d_y, n) + guard_damage(d_da, n)
+                     + guard_damage(d_db, n), 0);
+    float *dev[] = {d_a, d_b, d_dy, d_y, d_da, d_db};
+    for (float *p : dev) cuda_free(p);
+    float *host[] = {a, b, dy, da, db, y};
+    for (float *p : host) free(p);
+}
+
+// The counter of element 0 in the dropout checks: past 2^32, so that a
+// kernel keeping its counter in 32 bits draws the wrong numbers.
+static const uint64_t DROPOUT_OFFSET = (1ull << 32) + 977;
+
+// The mask dropout_forward_cuda(p, seed, offset) must draw, computed on
+// the host: 0 where dropout_uniform(seed, offset + i) < p, else the
+// CPU's scale 1 / (1 - p).
+static float *expected_mask(float p, uint64_t seed, uint64_t offset,
+                            size_t n) {
+    float *m = (float *)xmalloc((n ? n : 1) * sizeof *m);
+    float scale = 1.0f / (1.0f - p);
+    for (size_t i = 0; i < n; i++)
+        m[i] = dropout_uniform(seed, offset + i) < p ? 0.0f : scale;
+    return m;
+}
+
+// How many standard deviations k is from a binomial(n, q)'s mean.
+static double binomial_sigmas(size_t k, size_t n, double q) {
+    double sd = sqrt((double)n * q * (1.0 - q));
+    return ((double)k - (double)n * q) / (sd > 0 ? sd : 1.0);
+}
+
+// sz: n, p in percent. dropout_forward_cuda against the mask of
+// dropout_uniform on the host, exactly (one multiply: no rounding to
+// differ), out of place and in place; dropout_backward_cuda against the
+// CPU's dropout_backward with that mask (+=). Then the law of the draws:
+// the dropped fraction is within 4 standard deviations of p, and another
+// offset or another seed draws another mask (two independent masks
+// differ at a fraction 2p(1 - p) of the elements, also within 4 sigma).
+// p = 0 must be the identity with a mask of ones, as on the CPU.
+static void check_dropout(KReport *rep, const int sz[4], uint64_t seed) {
+    size_t n = (size_t)sz[0];
+    float p = (float)sz[1] / 100.0f;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "n=%zu p=%.2f", n, (double)p);
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *x = host_randn(&rng, n, 1.0f), *dy = host_randn(&rng, n, 1.0f);
+    float *dx = host_randn(&rng, n, 1.0f);
+    float *mask = expected_mask(p, seed, DROPOUT_OFFSET, n);
+    float *y = (float *)xmalloc((n ? n : 1) * sizeof *y);
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];
+
+    float *d_x = to_device(x, n), *d_dy = to_device(dy, n);
+    float *d_y = to_device_guarded(NULL, n);
+    float *d_mask = to_device_guarded(NULL, n);
+    float *d_dx = to_device_guarded(dx, n);   // before the CPU's +=
+    dropout_backward(dx, dy, mask, n);
+    dropout_forward_cuda(d_y, d_mask, d_x, p, seed, DROPOUT_OFFSET, n);
+    compare(rep, "dropout_forward_cuda: out", sizes, d_y, y, n, 0.0);
+    compare(rep, "dropout_forward_cuda: mask", sizes, d_mask, mask, n, 0.0);
+    // In place: out is inp.
+    float *d_xy = to_device_guarded(x, n);
+    dropout_forward_cuda(d_xy, d_mask, d_xy, p, seed, DROPOUT_OFFSET, n);
+    compare(rep, "dropout_forward_cuda: out in place", sizes, d_xy, y, n,
+            0.0);
+    // dinp += dout * mask: a multiply and an add, which the GPU may fuse
+    // into one rounding, so within FP32_TOL rather than exact.
+    dropout_backward_cuda(d_dx, d_dy, d_mask, n);
+    compare(rep, "dropout_backward_cuda: dinp", sizes, d_dx, dx, n,
+            FP32_TOL);
+    report_value(rep, "dropout_*_cuda: writes past the end", sizes,
+                 guard_damage(d_y, n) + guard_damage(d_mask, n)
+                     + guard_damage(d_xy, n) + guard_damage(d_dx, n), 0);
+
+    if (p > 0.0f) {
+        float *got = (float *)xmalloc(n * sizeof *got);
+        cuda_download(got, d_mask, n);
+        size_t dropped = 0;
+        for (size_t i = 0; i < n; i++) dropped += got[i] == 0.0f;
+        report_value(rep, "dropout: sigmas of dropped fraction", sizes,
+                     binomial_sigmas(dropped, n, p), 4.0);
+        // Another offset (past the first call's counters), another seed.
+        const uint64_t other[2][2] = {{seed, DROPOUT_OFFSET + n},
+                                      {seed + 1, DROPOUT_OFFSET}};
+        const char *what[2] = {"dropout: another offset, sigmas",
+                               "dropout: another seed, sigmas"};
+        float *m2 = (float *)xmalloc(n * sizeof *m2);
+        for (int k = 0; k < 2; k++) {
+            dropout_forward_cuda(d_y, d_mask, d_x, p, other[k][0],
+                                 other[k][1], n);
+            cuda_download(m2, d_mask, n);
+            size_t differ = 0;
+            for (size_t i = 0; i < n; i++) differ += (m2[i] == 0.0f)
+                                                     != (got[i] == 0.0f);
+            report_value(rep, what[k], sizes,
+                         binomial_sigmas(differ, n, 2.0 * p * (1.0 - p)),
+                         4.0);
+        }
+        free(got), free(m2);
+    }
+    float *dev[] = {d_x, d_dy, d_y, d_mask, d_dx, d_xy};
+    for (float *q : dev) cuda_free(q);
+    float *host[] = {x, dy, dx, mask, y};
+    for (float *q : host) free(q);
+}
+
+// sz: n, p in percent. sublayer_add_cuda (out = x + dropout(out)) against
+// chapter 4's residual add of the CPU's dropout with the mask of
+// dropout_uniform, and sublayer_add_backward_cuda against the CPU's
+// sublayer_add_backward (+=). With p = 0 the mask given must be left as
+// it was, and the backward pass takes a NULL mask.
+static void check_sublayer_add(KReport *rep, const int sz[4],
+                               uint64_t seed) {
+    size_t n = (size_t)sz[0];
+    float p = (float)sz[1] / 100.0f;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "n=%zu p=%.2f", n, (double)p);
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *f = host_randn(&rng, n, 1.0f), *x = host_randn(&rng, n, 1.0f);
+    float *dout = host_randn(&rng, n, 1.0f);
+    float *dx = host_randn(&rng, n, 1.0f), *dy = host_randn(&rng, n, 1.0f);
+    float *mask = expected_mask(p, seed, DROPOUT_OFFSET, n);
+    float *sentinel = (float *)xmalloc(n * sizeof *sentinel);
+    for (size_t i = 0; i < n; i++) sentinel[i] = 7.0f;
+    float *d_out = to_device_guarded(f, n), *d_x = to_device(x, n);
+    float *d_dout = to_device(dout, n);
+    float *d_dx = to_device_guarded(dx, n), *d_dy = to_device_guarded(dy, n);
+    float *d_mask = to_device_guarded(sentinel, n);
+
+    float *dropped = (float *)xmalloc(n * sizeof *dropped);
+    float *out = (float *)xmalloc(n * sizeof *out);
+    for (size_t i = 0; i < n; i++) dropped[i] = f[i] * mask[i];
+    residual_forward(out, x, dropped, n);
+    Sublayer s;
+    memset(&s, 0, sizeof s);
+    s.mask = mask;   // all ones for p = 0
+    sublayer_add_backward(dx, dy, dout, &s, n);
+
+    sublayer_add_cuda(d_out, d_mask, d_x, p, seed, DROPOUT_OFFSET, n);
+    sublayer_add_backward_cuda(d_dx, d_dy, d_dout, p > 0 ? d_mask : NULL,
+                               n);
+    compare(rep, "sublayer_add_cuda: out", sizes, d_out, out, n, FP32_TOL);
+    compare(rep, p > 0 ? "sublayer_add_cuda: mask"
+                       : "sublayer_add_cuda: mask untouched",
+            sizes, d_mask, p > 0 ? mask : sentinel, n, 0.0);
+    compare(rep, "sublayer_add_backward_cuda: dx", sizes, d_dx, dx, n, 0.0);
+    compare(rep, "sublayer_add_backward_cuda: dy", sizes, d_dy, dy, n,
+            FP32_TOL);
+    report_value(rep, "sublayer_add_*_cuda: writes past the end", sizes,
+                 guard_damage(d_out, n) + guard_damage(d_dx, n)
+                     + guard_damage(d_dy, n) + guard_damage(d_mask, n), 0);
+    float *dev[] = {d_out, d_x, d_dout, d_dx, d_dy, d_mask};
+    for (float *q : dev) cuda_free(q);
+    float *host[] = {f, x, dout, dx, dy, mask, sentinel, dropped, out};
+    for (float *q : host) free(q);
+}
+
+// sz: B, T, C, kind: 0 a GPT's (scale 1, learned positions), 1 chapter
+// 7's (scale sqrt(C), the fixed table: dwpos NULL). The vocabulary is
+// small (11 ids for up to B*T positions), so ids repeat and the scatter
+// into dwte must add every repeat; the position table has 2 rows more
+// than T, which must stay untouched. Gradients start random (+=).
+static void check_embedding(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], T = sz[1], C = sz[2], V = 11;
+    bool fixed = sz[3] != 0;
+    float scale = fixed ? sqrtf((float)C) : 1.0f;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d C=%d V=%d%s", B, T, C, V,
+             fixed ? " dwpos=NULL" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t N = (size_t)B * T, n = N * C, nw = (size_t)V * C;
+    size_t np = (size_t)(T + 2) * C;
+    int *idx = (int *)xmalloc(N * sizeof *idx);
+    for (size_t r = 0; r < N; r++) idx[r] = (int)rng_below(&rng, V);
+    idx[N - 1] = idx[0];   // at least one repeat, even for B*T = 2
+    float *wte = host_randn(&rng, nw, 1.0f);
+    float *pos = host_randn(&rng, np, 1.0f);
+    float *dout = host_randn(&rng, n, 1.0f);
+    float *dwte = host_randn(&rng, nw, 1.0f);
+    float *dwpos = host_randn(&rng, np, 1.0f);
+    float *out = (float *)xmalloc(n * sizeof *out);
+    int *d_idx = cuda_alloc_ints(N);
+    cuda_upload_ints(d_idx, idx, N);
+    float *d_wte = to_device(wte, nw), *d_pos = to_device(pos, np);
+    float *d_dout = to_device(dout, n), *d_out = to_device_guarded(NULL, n);
+    float *d_dwte = to_device_guarded(dwte, nw);
+    float *d_dwpos = to_device_guarded(dwpos, np);
+
+    embedding_forward(out, idx, wte, scale, pos, B, T, C);
+    embedding_backward(dwte, fixed ? NULL : dwpos, dout, idx, scale, B, T,
+                       C);
+    embedding_forward_cuda(d_out, d_idx, d_wte, scale, d_pos, B, T, C);
+    embedding_backward_cuda(d_dwte, fixed ? NULL : d_dwpos, d_dout, d_idx,
+                            scale, B, T, C);
+    compare(rep, "embedding_forward_cuda: out", sizes, d_out, out, n,
+            FP32_TOL);
+    compare(rep, "embedding_backward_cuda: dwte", sizes, d_dwte, dwte, nw,
+            FP32_TOL);
+    if (!fixed)
+        compare(rep, "embedding_backward_cuda: dwpos", sizes, d_dwpos, dwpos,
+                np, FP32_TOL);
+    report_value(rep, "embedding_*_cuda: writes past the end", sizes,
+                 guard_damage(d_out, n) + guard_damage(d_dwte, nw)
+                     + guard_damage(d_dwpos, np), 0);
+    cuda_free(d_idx);
+    float *dev[] = {d_wte, d_pos, d_dout, d_out, d_dwte, d_dwpos};
+    for (float *q : dev) cuda_free(q);
+    float *host[] = {wte, pos, dout, dwte, dwpos, out};
+    for (float *q : host) free(q);
+    free(idx);
+}
 
 
 // ---- linear.cu, mha.cu -----------------------------------------------------
@@ -420,6 +779,20 @@ const KCheck KCHECKS[] = {
     {"activation", check_gelu, {1000, 0, 0, 0}, "n, kind (0 exact, 1 tanh)"},
     {"activation", check_gelu, {777, 1, 0, 0}, "n, kind (0 exact, 1 tanh)"},
     // layernorm, residual, dropout, embedding
+    {"layernorm", check_layernorm, {3, 17, 45, 1}, "B, T, C, bias"},
+    {"layernorm", check_layernorm, {2, 5, 2, 0}, "B, T, C, bias"},
+    {"layernorm", check_layernorm, {4, 70, 97, 1}, "B, T, C, bias"},
+    {"layernorm", check_layernorm, {1, 7, 301, 0}, "B, T, C, bias"},
+    {"residual", check_residual, {1000, 0, 0, 0}, "n"},
+    {"residual", check_residual, {1, 0, 0, 0}, "n"},
+    {"residual", check_sublayer_add, {1000, 10, 0, 0}, "n, p (percent)"},
+    {"residual", check_sublayer_add, {513, 0, 0, 0}, "n, p (percent)"},
+    {"dropout", check_dropout, {10007, 30, 0, 0}, "n, p (percent)"},
+    {"dropout", check_dropout, {4099, 90, 0, 0}, "n, p (percent)"},
+    {"dropout", check_dropout, {777, 0, 0, 0}, "n, p (percent)"},
+    {"embedding", check_embedding, {3, 17, 45, 0}, "B, T, C, kind"},
+    {"embedding", check_embedding, {2, 9, 97, 1}, "B, T, C, kind"},
+    {"embedding", check_embedding, {1, 2, 1, 0}, "B, T, C, kind"},
 
     // linear, mha
     {"linear", check_linear, {37, 45, 29, 1}, "N, C_in, C_out, bias"},

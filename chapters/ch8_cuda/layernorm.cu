@@ -1,0 +1,201 @@
+// layernorm.cu - chapter 4's LayerNorm on the GPU.
+//
+// Every row of C channels is normalised on its own, so the forward pass,
+// and the backward pass's dinp, give one warp (32 threads) to each row:
+// the lanes walk the row 32 floats apart, so a warp reads 32 neighbouring
+// floats at a time (one coalesced access), and the row's sums meet
+// through warp shuffles, with no shared memory and no __syncthreads.
+//
+// dweight and dbias are sums down the columns, over all B*T rows. Adding
+// into them with float atomics from every row would give a different
+// rounding each run, so they take two kernels instead: the rows are cut
+// into chunks, a block sums its chunk for 32 columns into a scratch
+// buffer, and then one thread per column adds up the chunks' partial
+// sums in chunk order. The chunks depend only on B*T, so the result is
+// the same every run. The scratch buffer is allocated on the first call
+// and grown when a call needs more; it is kept for the program's life
+// (which is why layernorm_backward_cuda is not reentrant).
+//
+// The CPU accumulates its sums in double; here they are fp32 (doubles
+// are slow on most GPUs), which for a row of a few thousand channels
+// costs about 1e-6 relative.
+#include "cuda_rt.h"
+
+extern "C" {
+#include "layernorm.cuh"
+}
+
+#define LN_WARPS 4                 // rows (warps) per block: 128 threads
+#define LN_TILE 32                 // columns per block of the column sums
+#define LN_LANES 8                 // row lanes per column: 256 threads
+#define LN_CHUNK_ROWS 256          // rows per chunk of the column sums
+#define LN_MAX_CHUNKS 1024         // (so the scratch stays small)
+#define FULL_MASK 0xffffffffu
+
+// The sum of v over the 32 lanes of the warp, in every lane: each step
+// adds the value of the lane `offset` away, halving the offset (the
+// "butterfly"), so after five steps every lane holds the whole sum.
+__device__ static inline float warp_sum(float v) {
+    for (int offset = 16; offset > 0; offset /= 2)
+        v += __shfl_xor_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+//> layernorm-cuda
+// Warp w of block b normalises row r = b * LN_WARPS + w. Two passes over
+// the row, as the CPU: the mean first, then the squares of x - mean (no
+// cancellation, as sum(x^2) - mean^2 would suffer).
+__global__ void layernorm_forward_kernel(float *out, float *mean,
+                                         float *rstd, const float *inp,
+                                         const float *weight,
+                                         const float *bias, int N, int C) {
+    int lane = threadIdx.x % 32;
+    int r = blockIdx.x * LN_WARPS + threadIdx.x / 32;
+    if (r >= N) return;   // the whole warp leaves together
+    const float *x = inp + (size_t)r * C;
+    float sum = 0.0f;
+    for (int i = lane; i < C; i += 32) sum += x[i];
+    float m = warp_sum(sum) / C;
+    float sq = 0.0f;
+    for (int i = lane; i < C; i += 32) sq += (x[i] - m) * (x[i] - m);
+    float s = rsqrtf(warp_sum(sq) / C + LAYERNORM_EPS);   // biased variance
+    float *y = out + (size_t)r * C;
+    for (int i = lane; i < C; i += 32) {
+        float xhat = (x[i] - m) * s;
+        y[i] = xhat * weight[i] + (bias ? bias[i] : 0.0f);
+    }
+    if (lane == 0) {   // kept for the backward pass
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+// dinp of row r, one warp per row as the forward pass. With g = weight *
+// dout and xhat = (x - mean) * rstd,
+//   dinp += rstd * (g - mean(g) - xhat * mean(g * xhat)),
+// the two means being the row's two warp sums.
+__global__ void layernorm_backward_kernel(float *dinp, const float *dout,
+                                          const float *inp,
+                                          const float *weight,
+                                          const float *mean,
+                                          const float *rstd, int N, int C) {
+    int lane = threadIdx.x % 32;
+    int r = blockIdx.x * LN_WARPS + threadIdx.x / 32;
+    if (r >= N) return;
+    const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
+    float m = mean[r], s = rstd[r];
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    for (int i = lane; i < C; i += 32) {
+        float g = weight[i] * dy[i];
+        sum_g += g;
+        sum_gx += g * ((x[i] - m) * s);
+    }
+    float a = warp_sum(sum_g) / C, b = warp_sum(sum_gx) / C;
+    float *dx = dinp + (size_t)r * C;
+    for (int i = lane; i < C; i += 32) {
+        float xhat = (x[i] - m) * s;
+        dx[i] += s * (weight[i] * dy[i] - a - xhat * b);
+    }
+}
+
+// The first half of dweight and dbias: block (tile, chunk) sums rows
+// [chunk * rows, (chunk + 1) * rows) of LN_TILE columns. Thread (tx, ty)
+// owns column tile * LN_TILE + tx and every LN_LANES-th row from ty, so a
+// warp reads 32 neighbouring floats of one row; the LN_LANES partial sums
+// of a column then meet in shared memory, added in a fixed order.
+__global__ void layernorm_param_partial_kernel(float *part_w, float *part_b,
+                                               const float *dout,
+                                               const float *inp,
+                                               const float *mean,
+                                               const float *rstd, int N,
+                                               int C, int rows) {
+    __shared__ float sw[LN_LANES][LN_TILE], sb[LN_LANES][LN_TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int c = blockIdx.x * LN_TILE + tx;
+    int r0 = blockIdx.y * rows;
+    int r1 = r0 + rows < N ? r0 + rows : N;
+    float dw = 0.0f, db = 0.0f;
+    if (c < C) {
+        for (int r = r0 + ty; r < r1; r += LN_LANES) {
+            float dy = dout[(size_t)r * C + c];
+            float xhat = (inp[(size_t)r * C + c] - mean[r]) * rstd[r];
+            dw += dy * xhat;
+            db += dy;
+        }
+    }
+    sw[ty][tx] = dw;
+    sb[ty][tx] = db;
+    __syncthreads();   // every lane's sum is in shared memory
+    if (ty == 0 && c < C) {
+        for (int k = 1; k < LN_LANES; k++) {
+            dw += sw[k][tx];
+            db += sb[k][tx];
+        }
+        part_w[(size_t)blockIdx.y * C + c] = dw;
+        part_b[(size_t)blockIdx.y * C + c] = db;
+    }
+}
+
+// The second half: thread c adds the chunks' sums of column c in chunk
+// order, and then (+=) into dweight and dbias.
+__global__ void layernorm_param_final_kernel(float *dweight, float *dbias,
+                                             const float *part_w,
+                                             const float *part_b,
+                                             int chunks, int C) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float dw = 0.0f, db = 0.0f;
+    for (int k = 0; k < chunks; k++) {
+        dw += part_w[(size_t)k * C + c];
+        db += part_b[(size_t)k * C + c];
+    }
+    dweight[c] += dw;
+    if (dbias) dbias[c] += db;
+}
+//< layernorm-cuda
+
+void layernorm_forward_cuda(float *out, float *mean, float *rstd,
+                            const float *inp, const float *weight,
+                            const float *bias, int B, int T, int C) {
+    int N = B * T;
+    if (N <= 0 || C <= 0) return;
+    LAUNCH(layernorm_forward_kernel, ceil_div((size_t)N, LN_WARPS),
+           LN_WARPS * 32, 0, out, mean, rstd, inp, weight, bias, N, C);
+}
+
+// The scratch of the column sums: 2 * chunks * C floats, grown on demand
+// and never freed (one buffer for every layer of the model).
+static float *ln_scratch = NULL;
+static size_t ln_scratch_size = 0;
+
+static float *layernorm_scratch(size_t n) {
+    if (n > ln_scratch_size) {
+        cuda_free(ln_scratch);
+        ln_scratch = cuda_alloc_floats(n);
+        ln_scratch_size = n;
+    }
+    return ln_scratch;
+}
+
+void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,
+                             const float *dout, const float *inp,
+                             const float *weight, const float *mean,
+                             const float *rstd, int B, int T, int C) {
+    int N = B * T;
+    if (N <= 0 || C <= 0) return;
+    LAUNCH(layernorm_backward_kernel, ceil_div((size_t)N, LN_WARPS),
+           LN_WARPS * 32, 0, dinp, dout, inp, weight, mean, rstd, N, C);
+    // Chunks of LN_CHUNK_ROWS rows (fewer, longer ones past LN_MAX_CHUNKS).
+    int chunks = (int)ceil_div((size_t)N, LN_CHUNK_ROWS);
+    if (chunks > LN_MAX_CHUNKS) chunks = LN_MAX_CHUNKS;
+    int rows = (int)ceil_div((size_t)N, (unsigned)chunks);
+    chunks = (int)ceil_div((size_t)N, (unsigned)rows);   // none empty
+    float *part_w = layernorm_scratch(2 * (size_t)chunks * C);
+    float *part_b = part_w + (size_t)chunks * C;
+    LAUNCH(layernorm_param_partial_kernel,
+           dim3(ceil_div((size_t)C, LN_TILE), chunks),
+           dim3(LN_TILE, LN_LANES), 0, part_w, part_b, dout, inp, mean,
+           rstd, N, C, rows);
+    LAUNCH(layernorm_param_final_kernel, ceil_div((size_t)C, 128), 128, 0,
+           dweight, dbias, part_w, part_b, chunks, C);
+}

@@ -1,0 +1,37 @@
+// layernorm.cuh - chapter 4's LayerNorm (layernorm.h) on the GPU.
+#ifndef CH8_LAYERNORM_CUH
+#define CH8_LAYERNORM_CUH
+
+#include "layernorm.h"   // LAYERNORM_EPS, and the CPU functions ported here
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// As layernorm_forward; device pointers.
+void layernorm_forward_cuda(float *out,           // (B, T, C)
+                            float *mean,          // (B, T) written
+                            float *rstd,          // (B, T) written
+                            const float *inp,     // (B, T, C)
+                            const float *weight,  // (C,)
+                            const float *bias,    // (C,) or NULL
+                            int B, int T, int C);
+
+// As layernorm_backward: += into dinp, dweight and dbias (skipped when
+// NULL). Not reentrant: it sums dweight and dbias through one scratch
+// buffer of its own (see layernorm.cu).
+void layernorm_backward_cuda(float *dinp,          // (B, T, C)
+                             float *dweight,       // (C,)
+                             float *dbias,         // (C,) or NULL
+                             const float *dout,    // (B, T, C)
+                             const float *inp,     // (B, T, C)
+                             const float *weight,  // (C,)
+                             const float *mean,    // (B, T)
+                             const float *rstd,    // (B, T)
+                             int B, int T, int C);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,42 @@
+// residual.cuh - chapter 4's residual connection and the add half of the
+// sub-layer wrapper (residual.h) on the GPU.
+#ifndef CH8_RESIDUAL_CUH
+#define CH8_RESIDUAL_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "residual.h"   // the CPU functions ported here
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// As residual_forward and residual_backward (+=); device pointers.
+void residual_forward_cuda(float *out, const float *a, const float *b,
+                           size_t n);
+void residual_backward_cuda(float *da, float *db, const float *dout,
+                            size_t n);
+
+// As sublayer_add, out = x + dropout(out), with the dropout of
+// dropout_forward_cuda(seed, offset): with p > 0 the mask (0 or
+// 1 / (1 - p)) is written; with p = 0 nothing is drawn and mask is not
+// touched (it may be NULL). p must be in [0, 1).
+void sublayer_add_cuda(float *out,        // (n,) f's output in, stream out
+                       float *mask,       // (n,) written when p > 0
+                       const float *x,    // (n,) the stream before
+                       float p, uint64_t seed, uint64_t offset, size_t n);
+
+// As sublayer_add_backward: dx += dout, dy += dout * mask (mask NULL: p
+// was 0, and dy += dout).
+void sublayer_add_backward_cuda(float *dx,          // (n,)
+                                float *dy,          // (n,)
+                                const float *dout,  // (n,)
+                                const float *mask,  // (n,) or NULL
+                                size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
