@@ -21,6 +21,10 @@ extern "C" {
 // (attention)
 #include "attention.cuh"
 
+// (flash)
+#include "attention.h"
+#include "flash.cuh"
+
 // (crossentropy, optim)
 #include "crossentropy.cuh"
 #include "optim.cuh"
@@ -623,6 +627,82 @@ static void check_attention(KReport *rep, const int sz[4], uint64_t seed) {
 }
 
 
+// ---- flash.cu ----------------------------------------------------------------
+
+// sz: B, NH, T, HS. The fused causal attention against chapter 2's
+// attention_forward and attention_backward (causal, no key mask): out, the
+// three gradients (started from random values, so the += is checked), and
+// lse against the log-sum-exp of each row's scaled scores, computed here
+// in double. T above 32 spans several tiles (a partial one last); HS
+// above 32 gives a lane more than one float of a row.
+static void check_flash(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], NH = sz[1], T = sz[2], HS = sz[3];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d NH=%d T=%d HS=%d", B, NH, T, HS);
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t n = (size_t)B * NH * T * HS, rows = (size_t)B * NH * T;
+    size_t na = rows * T;
+    float *q = host_randn(&rng, n, 1.0f), *k = host_randn(&rng, n, 1.0f);
+    float *v = host_randn(&rng, n, 1.0f), *dout = host_randn(&rng, n, 1.0f);
+    float *dq = host_randn(&rng, n, 1.0f), *dk = host_randn(&rng, n, 1.0f);
+    float *dv = host_randn(&rng, n, 1.0f);
+    float *d_q = to_device(q, n), *d_k = to_device(k, n);
+    float *d_v = to_device(v, n), *d_dout = to_device(dout, n);
+    float *d_dq = to_device(dq, n), *d_dk = to_device(dk, n);
+    float *d_dv = to_device(dv, n);
+    float *d_out = cuda_alloc_floats(n), *d_lse = cuda_alloc_floats(rows);
+
+    float *out = (float *)xmalloc(n * sizeof *out);
+    float *att = (float *)xmalloc(na * sizeof *att);
+    float *datt = (float *)xmalloc(na * sizeof *datt);
+    float *lse = (float *)xmalloc(rows * sizeof *lse);
+    if (attention_forward(out, att, q, k, v, NULL, true, B, NH, T, T, HS,
+                          NULL) != 0) {
+        fprintf(stderr, "check_flash: bad sizes %s\n", sizes);
+        exit(1);
+    }
+    attention_backward(dq, dk, dv, datt, dout, att, q, k, v, B, NH, T, T,
+                       HS);
+    // lse of row (z, t): over keys 0..t, scores q_t . k_s / sqrt(HS)
+    double scale = 1.0 / sqrt((double)HS);
+    for (size_t zt = 0; zt < rows; zt++) {
+        size_t z = zt / T;
+        int t = (int)(zt % T);
+        const float *qt = q + zt * HS, *kz = k + z * T * HS;
+        double *sc = (double *)xmalloc((size_t)(t + 1) * sizeof *sc);
+        double mx = -INFINITY, sum = 0;
+        for (int s = 0; s <= t; s++) {
+            double dot = 0;
+            for (int d = 0; d < HS; d++)
+                dot += (double)qt[d] * kz[(size_t)s * HS + d];
+            sc[s] = dot * scale;
+            mx = sc[s] > mx ? sc[s] : mx;
+        }
+        for (int s = 0; s <= t; s++) sum += exp(sc[s] - mx);
+        lse[zt] = (float)(mx + log(sum));
+        free(sc);
+    }
+
+    attention_forward_flash_cuda(d_out, d_lse, d_q, d_k, d_v, B, NH, T, HS);
+    attention_backward_flash_cuda(d_dq, d_dk, d_dv, d_dout, d_out, d_lse,
+                                  d_q, d_k, d_v, B, NH, T, HS);
+    compare(rep, "attention_forward_flash_cuda: out", sizes, d_out, out, n,
+            FP32_TOL);
+    compare(rep, "attention_forward_flash_cuda: lse", sizes, d_lse, lse,
+            rows, FP32_TOL);
+    compare(rep, "attention_backward_flash_cuda: dq", sizes, d_dq, dq, n,
+            FP32_TOL);
+    compare(rep, "attention_backward_flash_cuda: dk", sizes, d_dk, dk, n,
+            FP32_TOL);
+    compare(rep, "attention_backward_flash_cuda: dv", sizes, d_dv, dv, n,
+            FP32_TOL);
+    float *dev[] = {d_q, d_k, d_v, d_dout, d_dq, d_dk, d_dv, d_out, d_lse};
+    for (float *p : dev) cuda_free(p);
+    float *host[] = {q, k, v, dout, dq, dk, dv, out, att, datt, lse};
+    for (float *p : host) free(p);
+}
+
 // ---- crossentropy.cu, optim.cu ---------------------------------------------
 
 // Appends the comparison of one number that came back to the host:
@@ -810,6 +890,12 @@ const KCheck KCHECKS[] = {
     {"attention", check_attention, {13, 23, 8, 3}, ATTENTION_DIMS},
     {"attention", check_attention, {23, 13, 5, 1}, ATTENTION_DIMS},
     {"attention", check_attention, {1, 41, 8, 3}, ATTENTION_DIMS},
+
+    // flash
+    {"flash", check_flash, {2, 3, 37, 8}, "B, NH, T, HS"},
+    {"flash", check_flash, {2, 2, 1, 5}, "B, NH, T, HS"},
+    {"flash", check_flash, {1, 2, 70, 24}, "B, NH, T, HS"},
+    {"flash", check_flash, {1, 1, 45, 72}, "B, NH, T, HS"},
 
     // crossentropy, optim
     {"crossentropy", check_xent, {37, 65, 1, 0}, "N, V, -1 targets, large"},
