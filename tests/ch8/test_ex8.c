@@ -105,8 +105,10 @@ static void check_output(const char *what, EmuSchedule order,
     ck_assert_msg(err <= TOL, "%s, threads %s: [%zu] is %g, want %g "
                   "(error %.2g > %.0g)%s", what, order_words(order), worst,
                   g, n ? want[worst] : 0, err, TOL,
+                  // (the orders run in turn: all at once passed)
                   order == EMU_CONCURRENT ? ""
-                  : " (passes all at once? then a missing __syncthreads)");
+                  : " (right with all threads at once: a missing "
+                    "__syncthreads?)");
     ck_assert_msg(!guard || stray == n + GUARD, "%s, threads %s: wrote past the end, "
                   "at [%zu] of %zu floats (no bounds check in the last "
                   "block?)", what, order_words(order), stray, n);
