@@ -221,8 +221,9 @@ all: $(PROGRAMS)
 EX_DIR := $(if $(filter 1,$(words $(EXERCISES))),$(EXERCISES),.no-such-folder)
 EXKEY := $(subst /,_,$(patsubst /%,%,$(abspath $(EX_DIR))))
 EXOBJ := $(OBJ)/ex/$(EXKEY)
-EX_SRC := $(foreach n,$(CHAPTERS),$(wildcard $(EX_DIR)/ch$(n)/*.c))
-EX_OBJ := $(foreach f,$(EX_SRC),$(EXOBJ)/$(notdir $(patsubst %/,%,$(dir $(f))))/$(notdir $(f:.c=.o)))
+# (chapter 8's exercises are CUDA: .cu files, built under the emulation)
+EX_SRC := $(foreach n,$(CHAPTERS),$(wildcard $(EX_DIR)/ch$(n)/*.c $(EX_DIR)/ch$(n)/*.cu))
+EX_OBJ := $(foreach f,$(EX_SRC),$(EXOBJ)/$(notdir $(patsubst %/,%,$(dir $(f))))/$(basename $(notdir $(f))).o)
 TEST_SRC := $(wildcard tests/*.c) $(foreach n,$(CHAPTERS),$(wildcard tests/ch$(n)/*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(OBJ)/%.o)
 ALL_CH_LIBS = $(foreach n,$(shell seq $(words $(CHAPTERS)) -1 1),$(OBJ)/libch$(n).a)
@@ -241,6 +242,10 @@ $(OBJ)/tests/%.o: tests/%.c | $(OBJ)/.deps-check
 $(EXOBJ)/%.o: $(EX_DIR)/%.c | $(OBJ)/.deps-check
 	@mkdir -p $(dir $@)
 	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(EX_WARN) -fdiagnostics-color=never $(ALL_INCLUDES) -c $< -o $@ 2> $@.log; \
+	    rc=$$?; cat $@.log >&2; [ $$rc = 0 ] || rm -f $@; exit $$rc
+$(EXOBJ)/%.o: $(EX_DIR)/%.cu | $(OBJ)/.deps-check
+	@mkdir -p $(dir $@)
+	$(call say,CXX $< (emulated))$(CXX_EMU) $(CXXFLAGS_EMU) $(EX_WARN) -fdiagnostics-color=never $(ALL_INCLUDES) -x c++ -c $< -o $@ 2> $@.log; \
 	    rc=$$?; cat $@.log >&2; [ $$rc = 0 ] || rm -f $@; exit $$rc
 
 # tests/alloc_count.c counts our code's allocations through these wrappers

@@ -10,7 +10,13 @@
 #ifndef COMMON_EXERCISE_H
 #define COMMON_EXERCISE_H
 
+#ifdef __cplusplus
+// (the GPU exercises of chapter 8 are CUDA C++)
+extern "C" [[noreturn]] void exercise_not_implemented(const char *id,
+                                                      const char *func);
+#else
 _Noreturn void exercise_not_implemented(const char *id, const char *func);
+#endif
 
 #define EXERCISE_TODO(id) exercise_not_implemented(id, __func__)
 

@@ -21,6 +21,7 @@ const int N_EXERCISES = sizeof EXERCISE_TABLE / sizeof EXERCISE_TABLE[0];
 const char *status_word(Status s) {
     switch (s) {
     case ST_PASS: return "pass";
+    case ST_SKIP: return "skipped: needs a GPU";
     case ST_FAIL: return "fail";
     case ST_TIMEOUT: return "timed out";
     case ST_CRASH: return "crashed";
@@ -65,11 +66,12 @@ int grade_report(const ExerciseResult *results, const char *json_path,
         double s = exercise_score(e, r);
         char tests[32], pts[64];
         snprintf(tests, sizeof tests, "%d/%d", r->n_pass, r->n_tests);
-        snprintf(pts, sizeof pts, "%g/%g", s, e->points);
+        snprintf(pts, sizeof pts, "%g/%g", s,
+                 r->status == ST_SKIP ? 0 : e->points);
         printf("%-5s %-32s %6s %7s  %s%s%s\n", e->id, e->title, tests, pts,
                status_word(r->status), r->note[0] ? ": " : "", r->note);
         total += s;
-        max_total += e->points;
+        if (r->status != ST_SKIP) max_total += e->points;
     }
     if (selection) {
         // a partial run: its total is no grade, and results.json keeps
@@ -110,7 +112,7 @@ int grade_report(const ExerciseResult *results, const char *json_path,
         json_string(f, name);
         fprintf(f, ", \"number\": \"%s\", \"score\": %g, \"max_score\": %g, "
                 "\"status\": \"%s\", \"output\": ", e->id,
-                exercise_score(e, r), e->points,
+                exercise_score(e, r), r->status == ST_SKIP ? 0 : e->points,
                 r->status == ST_PASS ? "passed" : "failed");
         char *out = malloc(strlen(head) + strlen(r->output) + 1);
         strcpy(out, head);

@@ -12,13 +12,16 @@ typedef struct {
 } ExerciseInfo;
 
 // Worst first: the status shown for an exercise is the worst of its tests.
+// ST_SKIP: every test of the exercise said "skipped: needs a GPU" (see
+// SKIP_NEEDS_GPU in check_util.h); its points then count in no total.
 typedef enum {
-    ST_PASS, ST_FAIL, ST_TIMEOUT, ST_CRASH, ST_TODO, ST_MISSING, ST_NOFILE,
+    ST_PASS, ST_SKIP, ST_FAIL, ST_TIMEOUT, ST_CRASH, ST_TODO, ST_MISSING, ST_NOFILE,
     ST_NOBUILD
 } Status;
 
 typedef struct {
     int n_tests, n_pass;
+    int n_skip;            // tests that needed a GPU: in neither count
     Status status;
     char output[2048];     // the messages of the tests that did not pass
     char note[160];        // shown after the status in the table, if any

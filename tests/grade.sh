@@ -26,17 +26,21 @@ if [ ! -d "$dir" ]; then
     exit 2
 fi
 
-# The exercises are those of exercises/: chN/exN_M_name.c
-stubs=(exercises/ch[0-9]*/ex[0-9]*_[0-9]*_*.c)
+# The exercises are those of exercises/: chN/exN_M_name.c, or .cu (the
+# GPU kernels of chapter 8, built under the emulation)
+shopt -s nullglob
+stubs=(exercises/ch[0-9]*/ex[0-9]*_[0-9]*_*.c exercises/ch[0-9]*/ex[0-9]*_[0-9]*_*.cu)
+shopt -u nullglob
 # ch1/ex1_2_batch.c -> 1.2
 ex_id() { sed 's/^ch[0-9]*\/ex\([0-9]*\)_\([0-9]*\)_.*/\1.\2/' <<< "$1"; }
 # the student's file for stub $1: same name first, else any exN_M_*.c
+# (exN_M_*.cu for a .cu stub)
 student_file() {
     local ch=${1%/*} base=${1##*/} prefix m
     prefix=$(sed 's/^\(ex[0-9]*_[0-9]*_\).*/\1/' <<< "$base")
     [ -f "$dir/${ch#exercises/}/$base" ] \
         && { echo "$dir/${ch#exercises/}/$base"; return; }
-    for m in "$dir/${ch#exercises/}/$prefix"*.c; do
+    for m in "$dir/${ch#exercises/}/$prefix"*."${base##*.}"; do
         [ -f "$m" ] && { echo "$m"; return; }
     done
 }
@@ -77,8 +81,9 @@ for s in "${stubs[@]}"; do
     f=$(student_file "$s")
     if [ -z "$f" ]; then
         src=$s
-        printf 'no %s*.c in the folder (graded as the stub: 0 points)\n' \
+        printf 'no %s*.%s in the folder (graded as the stub: 0 points)\n' \
             "$(sed 's/^\(ch[0-9]*\/ex[0-9]*_[0-9]*_\).*/\1/' <<< "$rel")" \
+            "${rel##*.}" \
             > "$notes/$id.missing"
     else
         src=$f
@@ -88,8 +93,9 @@ for s in "${stubs[@]}"; do
     cmp -s "$src" "$stage/$rel" || cp "$src" "$stage/$rel"
 done
 # nothing else in the copy (a file left there by an earlier grading)
-find "$stage" -type f ! -name 'ex[0-9]*_[0-9]*_*.c' -delete 2>/dev/null
-for f in "$stage"/ch*/*.c; do
+find "$stage" -type f ! -name 'ex[0-9]*_[0-9]*_*.c' \
+    ! -name 'ex[0-9]*_[0-9]*_*.cu' -delete 2>/dev/null
+for f in "$stage"/ch*/*.c "$stage"/ch*/*.cu; do
     [ -f "exercises/${f#"$stage/"}" ] || rm -f "$f"
 done
 
@@ -102,8 +108,8 @@ $make -k --no-print-directory grade-objs EXERCISES="$stage" > "$log" 2>&1
 for s in "${stubs[@]}"; do
     rel=${s#exercises/}
     id=$(ex_id "$rel")
-    [ -f "$exobj/${rel%.c}.o" ] && continue
-    msg=$(clean_log "$(head -n 12 "$exobj/${rel%.c}.o.log" 2>/dev/null)")
+    [ -f "$exobj/${rel%.*}.o" ] && continue
+    msg=$(clean_log "$(head -n 12 "$exobj/${rel%.*}.o.log" 2>/dev/null)")
     msg=${msg//"$rel"/"${shown[$s]:-$rel}"}
     first=$(grep -m 1 'error' <<< "$msg" || true)
     # the first error for the table, then the first lines for the output
@@ -127,12 +133,13 @@ for try in 1 2 3; do
             "$log" | sort -u)
     for sym in $undef; do
         culprits+=" $(grep -l "^[a-z].*[ *]$sym(" "${stubs[@]}" 2>/dev/null \
-                      | sed 's#.*/##; s#\.c$#.o#')"
+                      | sed 's#.*/##; s#\.cu*$#.o#')"
     done
     changed=0
     for o in $culprits; do
         for s in "${stubs[@]}"; do
-            [ "${s##*/}" = "${o%.o}.c" ] || continue
+            b=${s##*/}
+            [ "${b%.*}" = "${o%.o}" ] || continue
             rel=${s#exercises/}
             id=$(ex_id "$rel")
             cmp -s "$s" "$stage/$rel" && continue    # already the stub

@@ -3,7 +3,8 @@
 # instructors really get; run by `make check` after the Check suites.
 # A copy of solutions/ in a folder whose name has a space, with one file
 # deleted, one that does not compile, one that does not link and two that
-# give wrong answers; the wrong level and an empty folder; the stubs; a run
+# give wrong answers, chapter 8's .cu files (one renamed, one that does not
+# compile); the wrong level and an empty folder; the stubs; a run
 # of one test case.
 set -u
 make=${MAKE:-make}
@@ -41,6 +42,9 @@ sed -i 's/inp\[i\] : 0\.0f/inp[i] : 0.5f/' "$ex/ch3/ex3_1_relu.c"  # 1 of 2
 # a function renamed: compiles, does not link                         2 pts
 sed -i 's/ex_clip_grad_norm(/ex_clip_grad_norm2(/' \
     "$ex/ch6/ex6_4_clip_grad_norm.c"
+# chapter 8's .cu files: one under another name, one that does not compile
+mv "$ex/ch8/ex8_1_gelu.cu" "$ex/ch8/ex8_1_my_gelu.cu"               # 2 pts
+echo '__global__ void broken() { return 1 }' >> "$ex/ch8/ex8_3_matmul.cu"  # 0 of 4
 # ex_decode returns 2 where it should return 0: a Check assertion fails
 tac "$ex/ch1/ex1_1_vocab.c" | sed '0,/return 0;/s//return 2;/' | tac \
     > "$tmp/v.c" && mv "$tmp/v.c" "$ex/ch1/ex1_1_vocab.c"
@@ -56,8 +60,10 @@ else
     [ "$(score 1.1)" = 1.5 ] || fail "wrong decode scored $(score 1.1)"
     [ "$(score 6.4)" = 0 ] || fail "6.4, not linking, scored $(score 6.4)"
     [ "$(score 5.6)" = 3 ] || fail "5.6 scored $(score 5.6), not 3"
-    [ "$(total "$out/results.json")" = 96.5 ] \
-        || fail "total $(total "$out/results.json"), not 106 - 9.5"
+    [ "$(score 8.1)" = 2 ] || fail "8.1 as ex8_1_my_gelu.cu scored $(score 8.1)"
+    [ "$(score 8.3)" = 0 ] || fail "8.3 with a syntax error scored $(score 8.3)"
+    [ "$(total "$out/results.json")" = 104.5 ] \
+        || fail "total $(total "$out/results.json"), not 118 - 13.5"
     j=$out/results.json
     has "$j" \
         '"output": "does not compile: 0 of 3 tests passed\\n.*ch2/ex2_1_softmax.c:[0-9:]* error: expected' \
@@ -78,6 +84,8 @@ has "$tmp/log1" \
     '^2\.1 .* does not compile: ch2/ex2_1_softmax\.c:[0-9:]* error' \
     "the table shows 2.1's first error"
 has "$tmp/log1" '^1\.2 .* file missing' "the table shows that 1.2 is missing"
+has "$tmp/log1" '^8\.3 .* does not compile: ch8/ex8_3_matmul\.cu:[0-9:]* error' \
+    "the table shows 8.3's first error"
 has "$tmp/log1" '^6\.4 .* ch6/ex6_4_clip_grad_norm\.c does not link' \
     "the table shows that 6.4 does not link"
 has "$tmp/log1" "undefined reference to .ex_clip_grad_norm'" \
@@ -110,7 +118,7 @@ grade exercises "$out-stubs" || fail "grading exercises/ exited with $?"
 [ "$(total "$out-stubs/results.json")" = 0 ] \
     || fail "the stubs scored $(total "$out-stubs/results.json")"
 n=$(grep -c 'not implemented' "$tmp/log")
-[ "$n" = 37 ] || fail "'not implemented' said $n times, not once per exercise"
+[ "$n" = 41 ] || fail "'not implemented' said $n times, not once per exercise"
 
 if [ "$fails" != 0 ]; then
     echo "grader tests: $fails failed (logs: $out/)" >&2

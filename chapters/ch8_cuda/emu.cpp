@@ -1,12 +1,14 @@
 // emu.cpp - the host emulation of CUDA that emu.h describes.
 #include "emu.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -76,6 +78,22 @@ struct Warp {
     float vals[32];
 };
 
+// The serial orders of emu_schedule.h: one thread of the block holds the
+// turn; when it stops (at a barrier, a shuffle or its end) it hands the
+// turn to the first ready thread in the order. Each thread waits on its
+// own condition variable, so that a handover wakes one thread, not all.
+enum SerialState : unsigned char { READY, AT_SYNC, AT_WARP, DONE };
+
+struct Serial {
+    std::mutex mu;
+    std::unique_ptr<std::condition_variable[]> cv;   // one per thread
+    std::vector<SerialState> state;
+    std::vector<unsigned> rank;   // the order: the lowest rank runs first
+    unsigned running = 0;         // the thread whose turn it is
+    EmuSchedule order = EMU_CONCURRENT;
+    uint64_t rng = 0;             // for EMU_SERIAL_SHUFFLED
+};
+
 struct Launch {
     const char *name;
     dim3 grid, block;
@@ -85,12 +103,16 @@ struct Launch {
     Barrier sync;                        // __syncthreads
     Barrier done;                        // the end of a block
     std::vector<Warp> warps;
+    Serial serial;                       // when the order is a serial one
 };
 
 thread_local Launch *cur;
 thread_local unsigned cur_tid;
 cudaError_t last_error = cudaSuccess;
 std::mutex launch_mu;   // one launch at a time
+// The order of the next launches (under launch_mu); -1: not chosen yet.
+int schedule = -1;
+uint64_t schedule_seed = 0;
 
 void reset_block(Launch *L) {
     L->sync.reset((int)L->nthreads);
@@ -99,6 +121,87 @@ void reset_block(Launch *L) {
         L->warps[w].bar.reset(n < 32 ? (int)n : 32);
     }
     memset(L->shared.data(), 0xff, L->shared.size());
+}
+
+// splitmix64: a small generator of the shuffled orders.
+uint64_t next_random(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// The ranks of the threads for the next stretch of the block.
+void serial_order(Serial *S, unsigned n) {
+    for (unsigned t = 0; t < n; t++)
+        S->rank[t] = S->order == EMU_SERIAL_REVERSE ? n - 1 - t : t;
+    if (S->order != EMU_SERIAL_SHUFFLED) return;
+    for (unsigned t = n - 1; t > 0; t--) {   // Fisher-Yates
+        unsigned j = (unsigned)(next_random(&S->rng) % (t + 1));
+        std::swap(S->rank[t], S->rank[j]);
+    }
+}
+
+// Gives the turn to the first ready thread (S->mu held). With none ready
+// and some threads not done, they wait for each other: a barrier or a
+// shuffle that some thread never reaches.
+void serial_hand_over(Launch *L) {
+    Serial *S = &L->serial;
+    unsigned best = L->nthreads;
+    for (unsigned t = 0; t < L->nthreads; t++)
+        if (S->state[t] == READY
+            && (best == L->nthreads || S->rank[t] < S->rank[best]))
+            best = t;
+    if (best == L->nthreads)
+        fail("kernel %s: threads wait at a __syncthreads or a warp shuffle "
+             "that other threads of the block never reach (one inside a "
+             "branch that some threads skip?)", L->name);
+    S->running = best;
+    S->cv[best].notify_one();
+}
+
+// Thread tid stops as `why` (S->mu held): releases the barrier or the
+// warp's meeting that it completes, starts the next block when it is the
+// block's last thread, and hands the turn over.
+void serial_stop(Launch *L, unsigned tid, SerialState why) {
+    Serial *S = &L->serial;
+    unsigned n = L->nthreads;
+    S->state[tid] = why;
+    unsigned at_sync = 0, done = 0;
+    for (unsigned t = 0; t < n; t++)
+        at_sync += S->state[t] == AT_SYNC, done += S->state[t] == DONE;
+    if (done == n) {   // the block is over: the next one starts afresh
+        reset_block(L);
+        std::fill(S->state.begin(), S->state.end(), READY);
+        serial_order(S, n);
+    } else if (at_sync > 0 && at_sync + done == n) {   // __syncthreads
+        for (unsigned t = 0; t < n; t++)
+            if (S->state[t] == AT_SYNC) S->state[t] = READY;
+        serial_order(S, n);
+    }
+    // the warp's lanes meet (those that returned count as there)
+    unsigned first = tid / 32 * 32, last = std::min(first + 32, n);
+    bool met = true;
+    for (unsigned t = first; t < last; t++)
+        met = met && (S->state[t] == AT_WARP || S->state[t] == DONE);
+    if (met)
+        for (unsigned t = first; t < last; t++)
+            if (S->state[t] == AT_WARP) S->state[t] = READY;
+    serial_hand_over(L);
+}
+
+// Waits until it is thread tid's turn (S->mu held by lk).
+void serial_wait_turn(Serial *S, unsigned tid,
+                      std::unique_lock<std::mutex> &lk) {
+    S->cv[tid].wait(lk, [S, tid] { return S->running == tid; });
+}
+
+// A barrier (AT_SYNC) or a shuffle's meeting (AT_WARP) in a serial order.
+void serial_meet(Launch *L, SerialState why) {
+    Serial *S = &L->serial;
+    std::unique_lock<std::mutex> lk(S->mu);
+    serial_stop(L, cur_tid, why);
+    serial_wait_turn(S, cur_tid, lk);
 }
 
 void worker(Launch *L, unsigned tid) {
@@ -111,6 +214,17 @@ void worker(Launch *L, unsigned tid) {
     for (size_t b = 0; b < blocks; b++) {
         blockIdx = {(unsigned)(b % gx), (unsigned)(b / gx % gy),
                     (unsigned)(b / ((size_t)gx * gy))};
+        if (L->serial.order != EMU_CONCURRENT) {
+            Serial *S = &L->serial;
+            {
+                std::unique_lock<std::mutex> lk(S->mu);
+                serial_wait_turn(S, tid, lk);
+            }
+            (*L->body)();
+            std::unique_lock<std::mutex> lk(S->mu);
+            serial_stop(L, tid, DONE);
+            continue;
+        }
         (*L->body)();
         L->sync.leave();
         L->warps[tid / 32].bar.leave();
@@ -129,10 +243,14 @@ float shuffle(unsigned mask, float v, int src) {
              "not a whole number of warps", L->name, L->nthreads);
     Warp &w = L->warps[cur_tid / 32];
     int lane = (int)(cur_tid % 32);
+    bool serial = L->serial.order != EMU_CONCURRENT;
     w.vals[lane] = v;
-    w.bar.wait(L->name, "warp shuffle");
+    if (serial) serial_meet(L, AT_WARP);
+    else w.bar.wait(L->name, "warp shuffle");
     float r = src >= 0 && src < 32 ? w.vals[src] : v;
-    w.bar.wait(L->name, "warp shuffle");   // nobody writes before all read
+    // nobody writes before all have read
+    if (serial) serial_meet(L, AT_WARP);
+    else w.bar.wait(L->name, "warp shuffle");
     return r;
 }
 
@@ -140,7 +258,10 @@ float shuffle(unsigned mask, float v, int src) {
 
 // ---- the kernel language ----------------------------------------------------
 
-void __syncthreads(void) { cur->sync.wait(cur->name, "__syncthreads"); }
+void __syncthreads(void) {
+    if (cur->serial.order != EMU_CONCURRENT) serial_meet(cur, AT_SYNC);
+    else cur->sync.wait(cur->name, "__syncthreads");
+}
 
 float __shfl_down_sync(unsigned mask, float v, unsigned delta) {
     return shuffle(mask, v, (int)(cur_tid % 32 + delta));
@@ -166,6 +287,44 @@ float atomicAdd(float *addr, float v) {
                                           __ATOMIC_SEQ_CST,
                                           __ATOMIC_RELAXED));
     return f;
+}
+
+// ---- the order of a block's threads (emu_schedule.h) ----------------------
+
+namespace {
+
+uint64_t schedule_launches = 0;   // launches since the order was set
+
+// CUDA_EMU_SCHEDULE, for a program that does not choose (launch_mu held).
+void schedule_from_environment(void) {
+    const char *e = getenv("CUDA_EMU_SCHEDULE");
+    schedule = EMU_CONCURRENT;
+    if (!e || !*e || strcmp(e, "concurrent") == 0) return;
+    if (strcmp(e, "forward") == 0) schedule = EMU_SERIAL_FORWARD;
+    else if (strcmp(e, "reverse") == 0) schedule = EMU_SERIAL_REVERSE;
+    else if (strncmp(e, "shuffled", 8) == 0
+             && (e[8] == 0 || e[8] == ':')) {
+        schedule = EMU_SERIAL_SHUFFLED;
+        schedule_seed = e[8] ? strtoull(e + 9, NULL, 10) : 0;
+    } else
+        fail("CUDA_EMU_SCHEDULE=%s: not concurrent, forward, reverse, "
+             "shuffled or shuffled:SEED", e);
+}
+
+}  // namespace
+
+void emu_set_schedule(EmuSchedule order, uint64_t seed) {
+    std::lock_guard<std::mutex> lk(launch_mu);
+    schedule = order, schedule_seed = seed, schedule_launches = 0;
+}
+
+const char *emu_schedule_name(EmuSchedule order) {
+    switch (order) {
+    case EMU_SERIAL_FORWARD: return "forward";
+    case EMU_SERIAL_REVERSE: return "reverse";
+    case EMU_SERIAL_SHUFFLED: return "shuffled";
+    default: return "concurrent";
+    }
 }
 
 void *emu_dynamic_shared(void) {
@@ -195,6 +354,20 @@ void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
     L.warps = std::vector<Warp>((n + 31) / 32);
     L.done.reset((int)n);
     reset_block(&L);
+    if (schedule < 0) schedule_from_environment();
+    Serial *S = &L.serial;
+    S->order = (EmuSchedule)schedule;
+    if (S->order != EMU_CONCURRENT) {
+        S->cv.reset(new std::condition_variable[n]);
+        S->state.assign(n, READY);
+        S->rank.resize(n);
+        // each launch its own shuffles, the same ones run after run
+        S->rng = schedule_seed + 0x2545f4914f6cdd1dull * ++schedule_launches;
+        serial_order(S, (unsigned)n);
+        S->running = (unsigned)(std::min_element(S->rank.begin(),
+                                                 S->rank.end())
+                                - S->rank.begin());
+    }
     std::vector<std::thread> threads;
     threads.reserve(n);
     for (unsigned t = 0; t < n; t++) threads.emplace_back(worker, &L, t);

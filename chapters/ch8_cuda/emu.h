@@ -8,6 +8,8 @@
 //
 //   a launch       the grid's blocks run one after another; the threads
 //                  of a block are host threads, all started together
+//                  (or, for the tests, one at a time in a fixed order:
+//                  emu_schedule.h)
 //   __syncthreads  a barrier of the block's threads (a thread that has
 //                  returned counts as arrived, as on the GPU since Volta)
 //   __shared__     one static copy, which each block in turn uses; the
@@ -33,6 +35,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+
+#include "emu_schedule.h"
 
 // ---- the kernel language ----------------------------------------------------
 

@@ -1,0 +1,366 @@
+// Tests of the chapter 8 exercises: each kernel against the CPU function
+// of chapters 2 to 4 it replaces (the matrix product against its
+// definition, summed in double), at sizes that are not multiples of any
+// block size, run under the host emulation (no GPU needed).
+//
+// Each kernel runs in four orders of its block's threads (emu_schedule.h):
+// all at once, then one at a time lowest first, highest first and
+// shuffled. A kernel that lacks a __syncthreads passes the first now and
+// then, and fails one of the serial ones every time. Each output array is
+// followed on the device by a guard of GUARD floats that must stay as it
+// was: a thread of the last block that writes past the end fails.
+//
+// The wrong versions each exercise's tests are meant to catch (each was
+// tried as a change of the reference solution, graded with `make check
+// EXERCISES=<that copy>`, and scored below full marks):
+//   8.1  no bounds check in the kernel; a grid of n / threads blocks (the
+//        tail left out); the index without blockIdx; the exact (erf)
+//        GELU; a launch when n = 0.
+//   8.2  no max subtracted; the max started at 0 instead of -inf; the
+//        __syncthreads between the levels of the tree, the one before it
+//        or the one after reading the result left out; one element per
+//        thread (no stride over the row); a tree over D rather than over
+//        the block's partials.
+//   8.3  either __syncthreads left out; no zero fill past the edges; no
+//        bounds check on the store; a grid of M / 16 by N / 16 blocks;
+//        a and b tiles loaded with row and column swapped.
+//   8.4  __shfl_down_sync (only lane 0 holds the sum) used as if every
+//        lane had it; a lane stride of 1 (only the first 32 values); no
+//        check of the last block's rows; the one-pass variance; the
+//        variance divided by C - 1; a NULL bias read.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "activation.h"
+#include "attention.h"
+#include "ch8_exercises.h"
+#include "check_util.h"
+#include "emu_schedule.h"
+#include "layernorm.h"
+#include "mem.h"
+#include "runtime.cuh"
+
+// Floats after each output array: more than any block's extra threads.
+#define GUARD 1024
+#define GUARD_VALUE 12345.0f
+// The relative tolerance: max |got - want| / max |want| (as kcheck.cu).
+#define TOL 1e-5
+
+static const EmuSchedule ORDERS[] = {EMU_CONCURRENT, EMU_SERIAL_FORWARD,
+                                     EMU_SERIAL_REVERSE,
+                                     EMU_SERIAL_SHUFFLED};
+#define N_ORDERS ((int)(sizeof ORDERS / sizeof ORDERS[0]))
+
+// "all threads at once", or which order one at a time, for messages.
+static const char *order_words(EmuSchedule o) {
+    switch (o) {
+    case EMU_SERIAL_FORWARD: return "one at a time, lowest first";
+    case EMU_SERIAL_REVERSE: return "one at a time, highest first";
+    case EMU_SERIAL_SHUFFLED: return "one at a time, shuffled";
+    default: return "all at once";
+    }
+}
+
+// A device copy of n host floats (NULL for n = 0).
+static float *to_device(const float *h, size_t n) {
+    float *d = cuda_alloc_floats(n);
+    cuda_upload(d, h, n);
+    return d;
+}
+
+// A device output of n floats, NaN until written (so that an element
+// never written fails), followed by the guard.
+static float *device_output(size_t n) {
+    float *h = alloc_floats(n + GUARD);
+    for (size_t i = 0; i < n; i++) h[i] = NAN;
+    for (size_t i = n; i < n + GUARD; i++) h[i] = GUARD_VALUE;
+    float *d = to_device(h, n + GUARD);
+    free(h);
+    return d;
+}
+
+// Fails the test unless the n floats at dev are within TOL of want and
+// (when guard) the guard after them is untouched. what: the call and its
+// sizes.
+static void check_output(const char *what, EmuSchedule order,
+                         const float *dev, const float *want, size_t n,
+                         bool guard) {
+    float *got = alloc_floats(n + GUARD);
+    cuda_download(got, dev, n + GUARD);
+    double diff = 0, scale = 0;
+    size_t worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - want[i]);
+        if (!(d <= diff)) diff = d, worst = i;   // a NaN is the worst
+        if (fabs(want[i]) > scale) scale = fabs(want[i]);
+        if (isnan(d)) break;
+    }
+    double err = diff / (scale > 0 ? scale : 1);
+    float g = n ? got[worst] : 0;
+    size_t stray = n;
+    while (stray < n + GUARD && got[stray] == GUARD_VALUE) stray++;
+    free(got);
+    ck_assert_msg(err <= TOL, "%s, threads %s: [%zu] is %g, want %g "
+                  "(error %.2g > %.0g)%s", what, order_words(order), worst,
+                  g, n ? want[worst] : 0, err, TOL,
+                  // (the orders run in turn: all at once passed)
+                  order == EMU_CONCURRENT ? ""
+                  : " (right with all threads at once: a missing "
+                    "__syncthreads?)");
+    ck_assert_msg(!guard || stray == n + GUARD, "%s, threads %s: wrote past the end, "
+                  "at [%zu] of %zu floats (no bounds check in the last "
+                  "block?)", what, order_words(order), stray, n);
+}
+
+// n draws of N(mean, std^2) from seed.
+static float *randn_shifted(size_t n, float mean, float std, uint64_t seed) {
+    float *p = randn_floats(n, std, seed);
+    for (size_t i = 0; i < n; i++) p[i] += mean;
+    return p;
+}
+
+// ---- 8.1 GELU -----------------------------------------------------------------
+
+// ex_gelu_forward_cuda on n normal values against chapter 3's tanh GELU;
+// the guard after out is checked only when check_guard (the second test:
+// the first gives the points for the values).
+static void gelu_case(size_t n, bool check_guard, uint64_t seed) {
+    float *x = randn_floats(n, 2.0f, seed), *want = alloc_floats(n + 1);
+    // the scale of the comparison: gelu(3) ~ 3. (Alone, a value in the
+    // negative tail would be compared with itself: there the textbook
+    // 0.5 x (1 + tanh u) cancels a few digits, harmlessly.)
+    x[0] = 3.0f;
+    gelu_forward(want, x, GELU_TANH, n);
+    float *d_x = to_device(x, n);
+    char what[64];
+    snprintf(what, sizeof what, "ex_gelu_forward_cuda n=%zu", n);
+    for (int o = 0; o < N_ORDERS; o += check_guard ? 1 : 2) {
+        emu_set_schedule(ORDERS[o], 7 + o);
+        float *d_y = device_output(n);
+        ex_gelu_forward_cuda(d_y, d_x, n);
+        check_output(what, ORDERS[o], d_y, want, n, check_guard);
+        cuda_free(d_y);
+    }
+    emu_set_schedule(EMU_CONCURRENT, 0);
+    cuda_free(d_x);
+    free(x), free(want);
+}
+
+START_TEST(ex8_1_matches_chapter_3) {
+    // 0 and +-1 by hand first: gelu(1) = 0.5 (1 + tanh(sqrt(2/pi) 1.044715))
+    const float x[4] = {0, 1, -1, 10};
+    const double want[4] = {0, 0.8411919906082768, -0.15880800939172324,
+                            10};
+    float *d_x = to_device(x, 4), *d_y = device_output(4), y[4];
+    ex_gelu_forward_cuda(d_y, d_x, 4);
+    cuda_download(y, d_y, 4);
+    ck_assert_close("ex_gelu_forward_cuda(0, 1, -1, 10) (the tanh form)", y,
+                    want, 4, 1e-6, 1e-6);
+    cuda_free(d_x), cuda_free(d_y);
+    gelu_case(1, false, 1);
+    gelu_case(1000, false, 2);
+    gelu_case(4099, false, 3);
+}
+END_TEST
+
+START_TEST(ex8_1_last_block) {
+    // n = 0 launches nothing; then sizes that end inside a block
+    ex_gelu_forward_cuda(NULL, NULL, 0);
+    gelu_case(1, true, 4);
+    gelu_case(257, true, 5);
+    gelu_case(4099, true, 6);
+}
+END_TEST
+
+TCase *ex8_1_tcase(void) {
+    TCase *tc = tcase_new("ex8.1", "ch8 exercises");
+    tcase_add_test(tc, ex8_1_matches_chapter_3);
+    tcase_add_test(tc, ex8_1_last_block);
+    return tc;
+}
+
+// ---- 8.2 softmax --------------------------------------------------------------
+
+// ex_softmax_forward_cuda on x (N, D) against chapter 2's softmax_forward,
+// in every order.
+static void softmax_case(const char *label, const float *x, int N, int D) {
+    size_t n = (size_t)N * D;
+    float *want = alloc_floats(n);
+    softmax_forward(want, x, N, D);
+    float *d_x = to_device(x, n);
+    char what[96];
+    snprintf(what, sizeof what, "ex_softmax_forward_cuda N=%d D=%d%s", N, D,
+             label);
+    for (int o = 0; o < N_ORDERS; o++) {
+        emu_set_schedule(ORDERS[o], 11 + o);
+        float *d_y = device_output(n);
+        ex_softmax_forward_cuda(d_y, d_x, N, D);
+        check_output(what, ORDERS[o], d_y, want, n, true);
+        cuda_free(d_y);
+    }
+    emu_set_schedule(EMU_CONCURRENT, 0);
+    cuda_free(d_x);
+    free(want);
+}
+
+START_TEST(ex8_2_matches_chapter_2) {
+    // D of one, fewer than a block, not a power of two, many blocks' worth
+    static const int SIZES[][2] = {{3, 1}, {4, 37}, {5, 200}, {2, 777},
+                                   {2, 1500}};
+    for (size_t k = 0; k < sizeof SIZES / sizeof *SIZES; k++) {
+        int N = SIZES[k][0], D = SIZES[k][1];
+        float *x = randn_floats((size_t)N * D, 3.0f, 20 + k);
+        softmax_case("", x, N, D);
+        free(x);
+    }
+}
+END_TEST
+
+START_TEST(ex8_2_extreme_rows) {
+    // Row 0 near 1000 (exp overflows without the max), row 1 near -1000
+    // (the max started at 0 underflows every exp to 0), row 2 with its
+    // maximum, 120 above the rest, in the LAST element (a reduction that
+    // drops the tail takes a max 120 too small: exp(120) overflows), row
+    // 3 all equal (1/D each).
+    const int N = 4, D = 777;
+    float *x = randn_floats((size_t)N * D, 1.0f, 30);
+    for (int i = 0; i < D; i++) {
+        x[i] += 1000.0f;
+        x[D + i] -= 1000.0f;
+        x[3 * D + i] = 2.5f;
+    }
+    x[3 * D - 1] = 130.0f;
+    softmax_case(" (logits near 1000 and -1000, a max at the end)", x, N, D);
+    free(x);
+}
+END_TEST
+
+TCase *ex8_2_tcase(void) {
+    TCase *tc = tcase_new("ex8.2", "ch8 exercises");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, ex8_2_matches_chapter_2);
+    tcase_add_test(tc, ex8_2_extreme_rows);
+    return tc;
+}
+
+// ---- 8.3 the tiled matrix product ----------------------------------------------
+
+// ex_matmul_cuda on random a (M, K), b (K, N) against the sums in double.
+static void matmul_case(int M, int N, int K, uint64_t seed) {
+    float *a = randn_floats((size_t)M * K, 1.0f, seed);
+    float *b = randn_floats((size_t)K * N, 1.0f, seed + 100);
+    float *want = alloc_floats((size_t)M * N);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += (double)a[(size_t)i * K + k] * b[(size_t)k * N + j];
+            want[(size_t)i * N + j] = (float)s;
+        }
+    float *d_a = to_device(a, (size_t)M * K), *d_b = to_device(b, (size_t)K * N);
+    char what[64];
+    snprintf(what, sizeof what, "ex_matmul_cuda M=%d N=%d K=%d", M, N, K);
+    for (int o = 0; o < N_ORDERS; o++) {
+        emu_set_schedule(ORDERS[o], 40 + o);
+        float *d_c = device_output((size_t)M * N);
+        ex_matmul_cuda(d_c, d_a, d_b, M, N, K);
+        check_output(what, ORDERS[o], d_c, want, (size_t)M * N, true);
+        cuda_free(d_c);
+    }
+    emu_set_schedule(EMU_CONCURRENT, 0);
+    cuda_free(d_a), cuda_free(d_b);
+    free(a), free(b), free(want);
+}
+
+START_TEST(ex8_3_whole_tiles) {
+    // sizes in whole tiles, K over several of them
+    matmul_case(16, 16, 16, 50);
+    matmul_case(32, 48, 64, 51);
+}
+END_TEST
+
+START_TEST(ex8_3_ragged_edges) {
+    matmul_case(1, 1, 1, 60);
+    matmul_case(17, 33, 47, 61);    // every edge ragged, K over 3 tiles
+    matmul_case(50, 3, 70, 62);     // a thin c
+    matmul_case(5, 40, 9, 63);      // K less than a tile
+}
+END_TEST
+
+TCase *ex8_3_tcase(void) {
+    TCase *tc = tcase_new("ex8.3", "ch8 exercises");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, ex8_3_whole_tiles);
+    tcase_add_test(tc, ex8_3_ragged_edges);
+    return tc;
+}
+
+// ---- 8.4 LayerNorm, one warp per row ------------------------------------------
+
+// ex_layernorm_forward_cuda on x (N, C) against chapter 4's
+// layernorm_forward: out, mean and rstd, in every order.
+static void layernorm_case(const char *label, const float *x, int N, int C,
+                           bool bias, uint64_t seed) {
+    size_t n = (size_t)N * C;
+    float *w = randn_shifted((size_t)C, 1.0f, 0.2f, seed);
+    float *b = randn_floats((size_t)C, 0.2f, seed + 1);
+    float *want = alloc_floats(n), *wm = alloc_floats((size_t)N);
+    float *ws = alloc_floats((size_t)N);
+    layernorm_forward(want, wm, ws, x, w, bias ? b : NULL, 1, N, C);
+    float *d_x = to_device(x, n), *d_w = to_device(w, (size_t)C);
+    float *d_b = bias ? to_device(b, (size_t)C) : NULL;
+    char what[96];
+    for (int o = 0; o < N_ORDERS; o++) {
+        emu_set_schedule(ORDERS[o], 70 + o);
+        float *d_y = device_output(n), *d_m = device_output((size_t)N);
+        float *d_s = device_output((size_t)N);
+        ex_layernorm_forward_cuda(d_y, d_m, d_s, d_x, d_w, d_b, N, C);
+        snprintf(what, sizeof what, "ex_layernorm_forward_cuda N=%d C=%d%s%s"
+                 ": out", N, C, bias ? "" : " (bias NULL)", label);
+        check_output(what, ORDERS[o], d_y, want, n, true);
+        snprintf(what, sizeof what, "ex_layernorm_forward_cuda N=%d C=%d%s"
+                 ": mean", N, C, label);
+        check_output(what, ORDERS[o], d_m, wm, (size_t)N, true);
+        snprintf(what, sizeof what, "ex_layernorm_forward_cuda N=%d C=%d%s"
+                 ": rstd", N, C, label);
+        check_output(what, ORDERS[o], d_s, ws, (size_t)N, true);
+        cuda_free(d_y), cuda_free(d_m), cuda_free(d_s);
+    }
+    emu_set_schedule(EMU_CONCURRENT, 0);
+    cuda_free(d_x), cuda_free(d_w), cuda_free(d_b);
+    free(w), free(b), free(want), free(wm), free(ws);
+}
+
+START_TEST(ex8_4_matches_chapter_4) {
+    // C of one, under a warp, not a multiple of 32, many warps' worth; N
+    // not a multiple of any number of warps per block
+    static const int SIZES[][3] = {{3, 1, 1}, {7, 20, 1}, {9, 100, 0},
+                                   {5, 300, 1}, {13, 64, 1}};
+    for (size_t k = 0; k < sizeof SIZES / sizeof *SIZES; k++) {
+        int N = SIZES[k][0], C = SIZES[k][1];
+        float *x = randn_floats((size_t)N * C, 1.5f, 80 + k);
+        layernorm_case("", x, N, C, SIZES[k][2] != 0, 90 + k);
+        free(x);
+    }
+}
+END_TEST
+
+START_TEST(ex8_4_shifted_rows) {
+    // mean 10, spread 0.1: E[x^2] - mean^2 cancels away most of the
+    // variance's digits in float
+    const int N = 6, C = 100;
+    float *x = randn_shifted((size_t)N * C, 10.0f, 0.1f, 100);
+    layernorm_case(" (mean 10, std 0.1)", x, N, C, true, 101);
+    free(x);
+}
+END_TEST
+
+TCase *ex8_4_tcase(void) {
+    TCase *tc = tcase_new("ex8.4", "ch8 exercises");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, ex8_4_matches_chapter_4);
+    tcase_add_test(tc, ex8_4_shifted_rows);
+    return tc;
+}
