@@ -536,7 +536,7 @@ const KCheck KCHECKS[] = {
     // layernorm, residual, dropout, embedding
     {"layernorm", check_layernorm, {3, 17, 45, 1}, "B, T, C, bias"},
     {"layernorm", check_layernorm, {2, 5, 2, 0}, "B, T, C, bias"},
-    {"layernorm", check_layernorm, {4, 70, 97, 1}, "B, T, C, bias"},
+    {"layernorm", check_layernorm, {5, 103, 97, 1}, "B, T, C, bias"},
     {"layernorm", check_layernorm, {1, 7, 301, 0}, "B, T, C, bias"},
     {"residual", check_residual, {1000, 0, 0, 0}, "n"},
     {"residual", check_residual, {1, 0, 0, 0}, "n"},
