@@ -53,7 +53,7 @@ static void compare(KReport *rep, const char *name, const char *sizes,
     double diff = 0, scale = 0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - want[i]);
-        if (!(d <= diff)) diff = d;   // a NaN sticks
+        if (diff == diff && !(d <= diff)) diff = d;   // a NaN sticks
         if (fabs(want[i]) > scale) scale = fabs(want[i]);
     }
     free(got);
