@@ -399,11 +399,11 @@ static void check_sublayer_add(KReport *rep, const int sz[4],
 
 // sz: B, T, C, kind: 0 a GPT's (scale 1, learned positions), 1 chapter
 // 7's (scale sqrt(C), the fixed table: dwpos NULL). The vocabulary is
-// small (11 ids for up to B*T positions), so ids repeat and the scatter
+// small (23 ids for up to B*T positions), so ids repeat and the scatter
 // into dwte must add every repeat; the position table has 2 rows more
 // than T, which must stay untouched. Gradients start random (+=).
 static void check_embedding(KReport *rep, const int sz[4], uint64_t seed) {
-    int B = sz[0], T = sz[1], C = sz[2], V = 11;
+    int B = sz[0], T = sz[1], C = sz[2], V = 23;
     bool fixed = sz[3] != 0;
     float scale = fixed ? sqrtf((float)C) : 1.0f;
     char sizes[64];
