@@ -4,16 +4,21 @@
 // backward pass is the matching scatter, and there two positions with
 // the same id add into the same row of dwte. Letting every position add
 // with atomicAdd would work, but float additions in the order threads
-// happen to arrive round differently each run. Here each thread owns one
-// channel c instead, and walks the B*T positions in order, adding
-// scale * dout[r, c] into dwte[idx[r], c]: no two threads ever write the
-// same float, and every sum is taken in the CPU's order. A warp's 32
-// threads touch 32 neighbouring floats of one row at each step, so the
-// accesses stay coalesced. The price is parallelism: only C threads, each
-// with B*T steps (a production kernel would first sort the positions by
-// id, on the GPU, and give each id its own group of threads). The
-// position gradient has no collisions across t, so it gets one thread
-// per (t, c), which sums over b in order.
+// happen to arrive round differently each run. Here a thread owns a
+// part of dwte instead: one channel c of the ids in one bucket (id %
+// EMB_ID_BUCKETS), and walks the B*T positions in order, adding
+// scale * dout[r, c] into dwte[idx[r], c] where idx[r] is in its bucket.
+// No two threads ever write the same float, and every row of dwte is
+// summed in the CPU's order, so the result is the same every run. A
+// warp's 32 threads take 32 neighbouring channels of the same bucket: at
+// each step they read one id (the same address: one load for the warp)
+// and, when it is theirs, 32 neighbouring floats of dout and of dwte.
+// Every thread reads all B*T ids, which are few and stay in cache; the
+// buckets multiply the threads (C alone would leave most of a big GPU
+// idle). A production kernel would rather sort the positions by id on
+// the GPU first and give each id its own threads. The position gradient
+// has no collisions across t, so it gets one thread per (t, c), which
+// sums over b in order.
 #include "cuda_rt.h"
 
 extern "C" {
@@ -22,6 +27,7 @@ extern "C" {
 
 #define EMB_THREADS 256        // threads per block of the gather
 #define EMB_GRAD_THREADS 64    // threads (channels) per block of dwte
+#define EMB_ID_BUCKETS 16      // id buckets of dwte: blockIdx.y
 
 //> embedding-cuda
 // out[b, t, c] = scale * wte[idx[b, t], c] + pos[t, c]: thread i writes
@@ -37,15 +43,20 @@ __global__ void embedding_forward_kernel(float *out, const int *idx,
     out[i] = scale * wte[(size_t)idx[r] * C + c] + pos[(size_t)t * C + c];
 }
 
-// dwte[idx[r], c] += scale * dout[r, c] for r = 0, 1, ..., N-1 in order:
-// thread c owns column c of dwte, so repeated ids need no atomics.
+// dwte[idx[r], c] += scale * dout[r, c] for r = 0, 1, ..., N-1 in order,
+// for the ids of bucket blockIdx.y only: thread (c, bucket) owns column
+// c of those rows of dwte, so repeated ids need no atomics.
 __global__ void embedding_wte_grad_kernel(float *dwte, const float *dout,
                                           const int *idx, float scale,
                                           int N, int C) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int bucket = blockIdx.y;
     if (c >= C) return;
-    for (int r = 0; r < N; r++)
-        dwte[(size_t)idx[r] * C + c] += scale * dout[(size_t)r * C + c];
+    for (int r = 0; r < N; r++) {
+        int id = idx[r];
+        if (id % EMB_ID_BUCKETS == bucket)
+            dwte[(size_t)id * C + c] += scale * dout[(size_t)r * C + c];
+    }
 }
 
 // dwpos[t, c] += sum over b of dout[b, t, c], in order of b: thread i
@@ -74,7 +85,8 @@ void embedding_backward_cuda(float *dwte, float *dwpos, const float *dout,
                              const int *idx, float scale, int B, int T,
                              int C) {
     if (B <= 0 || T <= 0 || C <= 0) return;
-    LAUNCH(embedding_wte_grad_kernel, ceil_div((size_t)C, EMB_GRAD_THREADS),
+    LAUNCH(embedding_wte_grad_kernel,
+           dim3(ceil_div((size_t)C, EMB_GRAD_THREADS), EMB_ID_BUCKETS),
            EMB_GRAD_THREADS, 0, dwte, dout, idx, scale, B * T, C);
     if (dwpos)
         LAUNCH(embedding_pos_grad_kernel,
