@@ -50,10 +50,11 @@
 // What it buys, measured on an H100 at B = 8, NH = 12, T = 1024, HS = 64:
 // the forward takes 1.8 ms and the backward 5.6 ms, and the (T, T)
 // weights, 400 MB here, are never stored. The unfused forward (cuBLAS's
-// two products and a softmax kernel) takes 1.0 ms: these kernels do their fp32 arithmetic
-// from shared memory one float at a time, while cuBLAS's products are
-// tuned to the last register. Production FlashAttention wins on time too
-// because it runs its two products on the tensor cores.
+// two products and a softmax kernel) takes 1.0 ms: these kernels do
+// their fp32 arithmetic from shared memory one float at a time, while
+// cuBLAS's products are tuned to the last register. Production
+// FlashAttention wins on time too because it runs its two products on
+// the tensor cores.
 #include "cuda_rt.h"
 
 #include <math.h>
