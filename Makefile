@@ -312,6 +312,13 @@ check-tsan: data/tinyshakespeare.txt
 # smoke test); the report names the CPU and its AVX2 / AVX-512 features.
 bench:
 	bash tests/bench/bench.sh $(BENCH)
+# ./ch8 against PyTorch on this machine's GPU (tests/bench/cuda/bench_gpu.py;
+# BENCH="--quick" for the small model only, BENCH="--full" adds the whole
+# 5000-step nanogpt run on both sides). Needs a GPU, nvcc and PyTorch.
+bench-gpu: ch8
+	python3 tests/bench/cuda/bench_gpu.py $(BENCH)
+.PHONY: bench-gpu
+
 # The numbers of chapter 7's text about subwords (tests/bench/bpe_stats.c).
 $(OBJ)/bpe_stats: tests/bench/bpe_stats.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $(call chincludes,7) $^ $(LIBS_ALL) -o $@
@@ -338,6 +345,7 @@ help:
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
+	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"
 	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"
 	@echo "                      the BLEU test vectors) into data/"
@@ -345,6 +353,7 @@ help:
 	@echo "  make clean          remove build/, docs/site/ and the programs"
 	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"
 	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2  CFLAGS=..."
+	@echo "       CUDA_ARCH=\"80 90\" (./ch8's compute capabilities)"
 	@echo "       NO_AVX512=1 (build as for a CPU without AVX-512; run with OPENBLAS_CORETYPE=Haswell)"
 	@echo "Missing Debian packages are installed with apt-get (sudo when not root)"
 	@echo "by the targets that need them, unless NO_INSTALL=1."

@@ -29,6 +29,9 @@ extern "C" {
 #include "crossentropy.cuh"
 #include "optim.cuh"
 
+// (the whole model)
+#include "gpt_cuda.cuh"
+
 #include "kcheck.cuh"
 #include "mem.h"
 #include "rng.h"
@@ -853,6 +856,107 @@ static void check_norm(KReport *rep, const int sz[4], uint64_t seed) {
 }
 
 
+// ---- gpt_cuda.cu -------------------------------------------------------------
+
+// sz: B, T, bias (0/1), flash (0/1). One training step's forward and
+// backward passes of a small GPT (2 layers, 4 heads, 48 wide, the
+// characters' 65 ids, no dropout: the GPU's masks are not the CPU's) on
+// the GPU against chapter 5's gpt_forward and gpt_backward: the loss, the
+// logits, and every gradient. Each tensor's gradient is compared as a
+// whole (error as compare()'s), and the worst tensor is reported. The
+// step chains some 60 kernels and cuBLAS products whose sums run in
+// another order than the CPU's, so the gradients get 1e-4 rather than
+// 1e-5: what a chain of that many fp32 roundings needs, and still a
+// thousand times below what one wrong index gives.
+static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], T = sz[1];
+    GptConfig cfg = gpt_config_default(65);
+    cfg.block_size = T + 3, cfg.n_layer = 2, cfg.n_head = 4;
+    cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.0f;
+    cfg.bias = sz[2] != 0;
+    bool flash = sz[3] != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s", B, T,
+             cfg.bias ? " bias" : "", flash ? " flash" : "");
+    Error err;
+    Gpt m;
+    GptActs a;
+    if (gpt_create(&m, &cfg, &err) != 0 || gpt_alloc_grads(&m, &err) != 0
+        || gpt_acts_alloc(&a, &cfg, B, T, &err) != 0)
+        die("check_gpt_step: %s", err.msg);
+    Rng rng;
+    rng_seed(&rng, seed);
+    gpt_init(&m, &rng);
+    // LayerNorm weights and biases away from 1 and 0, so their gradients
+    // and their use are both tested
+    for (int i = 0; i < m.n_tensors; i++)
+        if (m.tensors[i].ndim == 1)
+            rng_normal_fill(&rng, m.params + m.tensors[i].offset,
+                            (size_t)m.tensors[i].shape[0], 0.5f, 0.3f);
+    size_t bt = (size_t)B * T;
+    int *idx = (int *)xmalloc(bt * sizeof *idx);
+    int *tgt = (int *)xmalloc(bt * sizeof *tgt);
+    for (size_t i = 0; i < bt; i++) {
+        idx[i] = (int)rng_below(&rng, 65);
+        tgt[i] = i % 7 == 3 ? -1 : (int)rng_below(&rng, 65);   // some ignored
+    }
+    float loss_cpu = 0, loss_gpu = 0;
+    if (gpt_forward(&m, &a, idx, tgt, B, T, false, NULL, &loss_cpu, &err))
+        die("check_gpt_step: %s", err.msg);
+    gpt_zero_grads(&m);
+    gpt_backward(&m, &a, idx, tgt);
+    GptCuda d;
+    GptCudaActs da;
+    if (gpt_cuda_create(&d, &m, &err) != 0
+        || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0
+        || gpt_forward_cuda(&d, &da, idx, tgt, B, T, false, NULL, &loss_gpu,
+                            &err) != 0)
+        die("check_gpt_step: %s", err.msg);
+    compare(rep, "gpt_forward_cuda: logits", sizes, da.logits, a.logits,
+            bt * 65, FP32_TOL);
+    if (rep->n < KCHECK_MAX) {   // the loss, one number
+        KResult *r = &rep->r[rep->n++];
+        snprintf(r->name, sizeof r->name, "gpt_forward_cuda: loss");
+        snprintf(r->sizes, sizeof r->sizes, "%s", sizes);
+        r->err = fabs((double)loss_gpu - loss_cpu) / fabs(loss_cpu);
+        r->tol = FP32_TOL;
+        r->ok = r->err <= r->tol;
+    }
+    gpt_backward_cuda(&d, &da);
+    // every tensor's gradient; the worst one is the result
+    float *g = (float *)xmalloc(m.num_params * sizeof *g);
+    cuda_download(g, d.grads, m.num_params);
+    double worst = 0;
+    const char *worst_name = "";
+    for (int i = 0; i < m.n_tensors; i++) {
+        const GptTensor *t = &m.tensors[i];
+        size_t n = (size_t)t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
+        double diff = 0, scale = 0;
+        for (size_t j = 0; j < n; j++) {
+            double dd = fabs((double)g[t->offset + j] - m.grads[t->offset + j]);
+            if (!(dd <= diff)) diff = dd;
+            scale = fmax(scale, fabs(m.grads[t->offset + j]));
+        }
+        double e = diff / (scale > 0 ? scale : 1.0);
+        if (!(e <= worst)) worst = e, worst_name = t->name;
+    }
+    if (rep->n < KCHECK_MAX) {
+        KResult *r = &rep->r[rep->n++];
+        snprintf(r->name, sizeof r->name, "gpt_backward_cuda: every grad");
+        snprintf(r->sizes, sizeof r->sizes, "%s", sizes);
+        r->err = worst;
+        r->tol = 1e-4;
+        r->ok = r->err <= r->tol;
+        if (!r->ok)
+            fprintf(stderr, "  (worst gradient: %s)\n", worst_name);
+    }
+    free(g), free(idx), free(tgt);
+    gpt_cuda_acts_free(&da);
+    gpt_cuda_free(&d);
+    gpt_acts_free(&a, &cfg);
+    gpt_free(&m);
+}
+
 // ---- the table -------------------------------------------------------------
 
 const KCheck KCHECKS[] = {
@@ -912,6 +1016,9 @@ const KCheck KCHECKS[] = {
     {"optim", check_norm, {100003, 1, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
     {"optim", check_norm, {777, 2, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
 
+    // the whole model
+    {"gpt", check_gpt_step, {2, 19, 0, 0}, "B, T, bias, flash"},
+    {"gpt", check_gpt_step, {3, 33, 1, 1}, "B, T, bias, flash"},
 };
 const int N_KCHECKS = sizeof KCHECKS / sizeof KCHECKS[0];
 

@@ -1,14 +1,21 @@
-// ch8 - chapter 6's GPT on the GPU. Without a GPU it says so and checks
+// ch8 - chapter 6's GPT trained on the GPU. It is ./ch6 (the same flags,
+// presets, progress line, CSV log, checkpoints and samples: chapter 6's
+// program drives it through run.h's TrainBackend) with the model's passes,
+// clipping and AdamW on the device. Without a GPU it says so and checks
 // every kernel against the CPU under the host emulation instead.
 //
-//   ./ch8 --check        every kernel against its CPU function, on the GPU
-//   ./ch8 --emulate      the same under the emulation (no GPU needed)
+//   ./ch8                 train (chapter 6's default preset) on the GPU
+//   ./ch8 --check         every kernel against its CPU function, on the GPU
+//   ./ch8 --emulate       the same under the emulation (no GPU needed)
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "error.h"
 #include "flags.h"
+#include "gpt_train.cuh"
 #include "kcheck.cuh"
+#include "run.h"
 #include "runtime.cuh"
 
 // The emulated build of the kernels, linked into this program beside the
@@ -27,22 +34,72 @@ static int self_check(bool emulated) {
     return failed ? 1 : 0;
 }
 
-int main(int argc, char **argv) {
-    bool check = false, emulate = false;
-    Flag flags[] = {
-        {"check", FLAG_BOOL, &check,
-         "check every kernel against its CPU function on the GPU"},
-        {"emulate", FLAG_BOOL, &emulate,
-         "the same check under the host emulation (no GPU needed)"},
-    };
-    flags_parse(argc, argv, flags, 2, "Chapter 8: the GPU. Checks every "
-                "kernel of the chapter against the CPU function it "
-                "replaces.");
+typedef struct {
+    bool check, emulate, tf32, no_flash;
+    GptTrainCuda gt;
+    bool attached;
+} Gpu;
+
+static int before(void *ctx) {
+    Gpu *g = ctx;
     char why[160];
-    if (!emulate && !cuda_device_present(why, sizeof why)) {
+    if (!g->emulate && !cuda_device_present(why, sizeof why)) {
         printf("no GPU here (%s): checking the kernels under the host "
                "emulation instead\n", why);
-        emulate = true;
+        return self_check(true);
     }
-    return self_check(emulate);
+    if (g->check || g->emulate) return self_check(g->emulate);
+    cuda_set_tf32(g->tf32);
+    return -1;   // train
+}
+
+static int attach(void *ctx, GptTrain *host, TrainModel *tm, Error *err) {
+    Gpu *g = ctx;
+    if (gpt_train_cuda_init(&g->gt, host, !g->no_flash, err) != 0)
+        return -1;
+    g->attached = true;
+    *tm = gpt_train_cuda_model(&g->gt);
+    return 0;
+}
+
+static void detach(void *ctx) {
+    Gpu *g = ctx;
+    if (g->attached) gpt_train_cuda_free(&g->gt);
+    g->attached = false;
+}
+
+static void describe(void *ctx, char *buf, size_t size) {
+    Gpu *g = ctx;
+    char dev[160];
+    cuda_device_describe(dev, sizeof dev);
+    snprintf(buf, size, "GPU: %s; fp32%s; attention %s", dev,
+             g->tf32 ? " (TF32 products)" : "",
+             g->no_flash ? "with (T, T) weights" : "fused");
+}
+
+int main(int argc, char **argv) {
+    Gpu gpu;
+    memset(&gpu, 0, sizeof gpu);
+    const Flag flags[] = {
+        {"check", FLAG_BOOL, &gpu.check,
+         "check every kernel against its CPU function on the GPU, and stop"},
+        {"emulate", FLAG_BOOL, &gpu.emulate,
+         "the same check under the host emulation (no GPU needed)"},
+        {"tf32", FLAG_BOOL, &gpu.tf32,
+         "TF32 tensor cores for the matrix products (faster, 10-bit "
+         "mantissas)"},
+        {"no-flash", FLAG_BOOL, &gpu.no_flash,
+         "attention that stores its (T, T) weights instead of the fused "
+         "kernel"},
+    };
+    const TrainBackend be = {
+        .program = "ch8",
+        .about = "Chapter 8: chapter 6's training on the GPU (CUDA, "
+                 "cuBLAS and this chapter's kernels). Without a GPU it "
+                 "checks the kernels under the host emulation.",
+        .flags = flags, .n_flags = (int)(sizeof flags / sizeof flags[0]),
+        .ctx = &gpu, .before = before, .attach = attach, .detach = detach,
+        .describe = describe,
+    };
+    return train_main(argc, argv, &be);
 }

@@ -1,8 +1,14 @@
-// mha.cu - chapter 2's head split and merge on the GPU: one thread per
-// float of the (B, NH, T, HS) side, so both directions are one gather.
+// mha.cu - chapter 2's multi-head attention on the GPU. The head split
+// and merge are one thread per float of the (B, NH, T, HS) side, so both
+// directions are one gather; the layer itself (at the bottom) is the CPU
+// layer's list of calls with each call's kernel.
 #include "cuda_rt.h"
 
 extern "C" {
+#include "attention.cuh"
+#include "error.h"
+#include "flash.cuh"
+#include "linear.cuh"
 #include "mha.cuh"
 }
 
@@ -45,3 +51,76 @@ void heads_merge_cuda(float *out, const float *inp, int ld, int B, int T,
     LAUNCH(heads_merge_kernel, ceil_div(n, 256), 256, 0, out, inp, ld, NH,
            T, C / NH, n);
 }
+
+// ---- the layer ---------------------------------------------------------------
+// mha_forward and mha_backward of chapter 2, call for call: the same
+// products (cuBLAS, in linear.cu), the same split and merge, and the
+// attention core of attention.cu, or of flash.cu when the cache keeps no
+// weights.
+
+// The heads of qkv, attention, the heads merged into y.
+static void attend_cuda(MhaCacheCuda *c, const int *key_mask, bool causal,
+                        int B, int T, int C, int NH) {
+    heads_split_cuda(c->q, c->qkv, 3 * C, B, T, C, NH);
+    heads_split_cuda(c->k, c->qkv + C, 3 * C, B, T, C, NH);
+    heads_split_cuda(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
+    if (c->att)
+        attention_forward_cuda(c->yh, c->att, c->q, c->k, c->v, key_mask,
+                               causal, B, NH, T, T, C / NH);
+    else {
+        if (key_mask || !causal)
+            die("mha_forward_cuda: the fused path is causal self-attention "
+                "without a key mask");
+        attention_forward_flash_cuda(c->yh, c->lse, c->q, c->k, c->v, B, NH,
+                                     T, C / NH);
+    }
+    heads_merge_cuda(c->y, c->yh, C, B, T, C, NH);
+}
+
+//> mha-cuda
+void mha_forward_cuda(float *out, MhaCacheCuda *cache, const float *inp,
+                      const float *c_attn_w, const float *c_attn_b,
+                      const float *c_proj_w, const float *c_proj_b,
+                      const int *key_mask, bool causal, int B, int T, int C,
+                      int NH) {
+    MhaCacheCuda *c = cache;
+    // qkv (B,T,3C) = inp @ c_attn_w^T + c_attn_b
+    linear_forward_cuda(c->qkv, inp, c_attn_w, c_attn_b, B * T, C, 3 * C);
+    attend_cuda(c, key_mask, causal, B, T, C, NH);
+    linear_forward_cuda(out, c->y, c_proj_w, c_proj_b, B * T, C, C);
+}
+
+void mha_backward_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
+                       float *dc_proj_w, float *dc_proj_b,
+                       MhaScratchCuda *scratch, const float *dout,
+                       const MhaCacheCuda *cache, const float *inp,
+                       const float *c_attn_w, const float *c_proj_w, int B,
+                       int T, int C, int NH) {
+    MhaScratchCuda *s = scratch;
+    const MhaCacheCuda *c = cache;
+    size_t btc = (size_t)B * T * C;
+    // out = y @ c_proj_w^T + c_proj_b
+    cuda_zero(s->dy, btc);
+    linear_backward_cuda(s->dy, dc_proj_w, dc_proj_b, dout, c->y, c_proj_w,
+                         B * T, C, C);
+    // y = merge(yh), yh = attention(q, k, v)
+    heads_split_cuda(s->dyh, s->dy, C, B, T, C, NH);
+    cuda_zero(s->dq, btc);
+    cuda_zero(s->dk, btc);
+    cuda_zero(s->dv, btc);
+    if (c->att)
+        attention_backward_cuda(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att,
+                                c->q, c->k, c->v, B, NH, T, T, C / NH);
+    else
+        attention_backward_flash_cuda(s->dq, s->dk, s->dv, s->dyh, c->yh,
+                                      c->lse, c->q, c->k, c->v, B, NH, T,
+                                      C / NH);
+    // q, k, v = split(qkv)
+    heads_merge_cuda(s->dqkv, s->dq, 3 * C, B, T, C, NH);
+    heads_merge_cuda(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
+    heads_merge_cuda(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH);
+    // qkv = inp @ c_attn_w^T + c_attn_b
+    linear_backward_cuda(dinp, dc_attn_w, dc_attn_b, s->dqkv, inp, c_attn_w,
+                         B * T, C, 3 * C);
+}
+//< mha-cuda

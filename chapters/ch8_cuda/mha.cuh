@@ -1,6 +1,9 @@
-// mha.cuh - chapter 2's head split and merge (mha.h) on the GPU.
+// mha.cuh - chapter 2's multi-head attention (mha.h) on the GPU: the
+// head split and merge, and the whole layer, forward and backward.
 #ifndef CH8_MHA_CUH
 #define CH8_MHA_CUH
+
+#include <stdbool.h>
 
 #include "mha.h"
 
@@ -15,6 +18,39 @@ void heads_split_cuda(float *out,        // (B, NH, T, HS)
 void heads_merge_cuda(float *out,        // (B, T, ld), channels 0..C-1
                       const float *inp,  // (B, NH, T, HS)
                       int ld, int B, int T, int C, int NH);
+
+// What mha_forward_cuda keeps for the backward pass: MhaCache's views, on
+// the device, except that the (T, T) weights are optional. With att NULL
+// the layer takes the fused path (flash.cu): no weights are stored, only
+// the log-sum-exp of each query row, in lse. qkv is work space only the
+// forward pass uses, so the layers of a model share one.
+typedef struct {
+    float *qkv;        // (B, T, 3C)     c_attn's output (shared)
+    float *q, *k, *v;  // (B, NH, T, HS) the heads
+    float *att;        // (B, NH, T, T)  weights, or NULL: the fused path
+    float *lse;        // (B, NH, T)     the fused path's row statistics
+    float *yh;         // (B, NH, T, HS) each head's output
+    float *y;          // (B, T, C)      merged: c_proj's input
+} MhaCacheCuda;
+
+// MhaScratch's views on the device (datt unused by the fused path).
+typedef struct {
+    float *dy, *dyh, *dq, *dk, *dv, *datt, *dqkv;
+} MhaScratchCuda;
+
+// As mha_forward and mha_backward (chapter 2), device pointers. The fused
+// path takes no key_mask (a GPT has none): pass NULL.
+void mha_forward_cuda(float *out, MhaCacheCuda *cache, const float *inp,
+                      const float *c_attn_w, const float *c_attn_b,
+                      const float *c_proj_w, const float *c_proj_b,
+                      const int *key_mask, bool causal, int B, int T, int C,
+                      int NH);
+void mha_backward_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
+                       float *dc_proj_w, float *dc_proj_b,
+                       MhaScratchCuda *scratch, const float *dout,
+                       const MhaCacheCuda *cache, const float *inp,
+                       const float *c_attn_w, const float *c_proj_w, int B,
+                       int T, int C, int NH);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
 # behaviours the flags promise (ch2's causality, ch5's scoring and
 # sampling, ch7's --bleu) hold. Run by `make check` from the repository root:
 #
-#   bash tests/cli/test_cli.sh [folder holding ch1 .. ch7]   (default: .)
+#   bash tests/cli/test_cli.sh [folder holding ch1 .. ch8]   (default: .)
 #
 # A few seconds: no program runs its full report except ch2 at --max-T 64;
 # ch6 trains a tiny model for a few steps.
@@ -231,6 +231,22 @@ expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
 [ "$(wc -l <"$TMP/out")" = 3 ] || fail "ch7 --translate-file: not 3 lines"
 expect 1 "the config metadata has no \"src_vocab\"" ch7 --checkpoint \
     "$ROOT/tests/reference/ch5_bias.safetensors" --translate x
+
+# ch8, built where nvcc is: chapter 6's flags, its own, and without a GPU
+# the emulated self-check (a GPU machine trains instead: not run here)
+if [ -x "$BIN/ch8" ]; then
+    expect 0 "(default: " ch8 --help
+    grep -qF -- "--no-flash" "$TMP/out" || fail "ch8 --help lacks --no-flash"
+    grep -qF -- "--preset" "$TMP/out" || fail "ch8 --help lacks ch6's flags"
+    expect 2 "unknown flag '--bogus'" ch8 --bogus
+    expect 2 "--batch must be in [" ch8 --batch 0
+    expect 0 "every kernel agrees with the CPU" ch8 --emulate
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+        expect 0 "no GPU here" ch8 --steps 3
+        grep -qF "every kernel agrees with the CPU" "$TMP/out" \
+            || fail "ch8 without a GPU: no self-check"
+    fi
+fi
 
 echo "cli: $runs runs, $fails failure$([ $fails = 1 ] || echo s)"
 [ "$fails" = 0 ]

@@ -202,11 +202,17 @@ def load_data(path):
     return data[:n], data[n:], len(chars)
 
 
+DEVICE = "cpu"   # --device
+
+
 def get_batch(data, B, T):
     # as nanoGPT: window starts in [0, len - T), from the global generator
     ix = torch.randint(len(data) - T, (B,))
     x = torch.stack([data[i:i + T] for i in ix])
     y = torch.stack([data[i + 1:i + 1 + T] for i in ix])
+    if DEVICE != "cpu":
+        x = x.pin_memory().to(DEVICE, non_blocking=True)
+        y = y.pin_memory().to(DEVICE, non_blocking=True)
     return x, y
 
 
@@ -238,6 +244,8 @@ def evaluate(model, splits, a):
 
 
 def peak_mib():
+    if DEVICE != "cpu":   # the GPU's memory is what limits a GPU run
+        return torch.cuda.max_memory_allocated() / 1048576.0
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -287,6 +295,11 @@ def parse_args(argv):
                    help="stop at the first evaluation with val <= X")
     p.add_argument("--data", default=os.path.join(ROOT, "data",
                                                   "tinyshakespeare.txt"))
+    p.add_argument("--device", default="cpu",
+                   help="cpu, or cuda (chapter 8's benchmark); on cuda the "
+                        "peak memory is the GPU's")
+    p.add_argument("--tf32", action="store_true",
+                   help="on cuda: TF32 matrix products (as ./ch8 --tf32)")
     p.add_argument("--quiet", action="store_true",
                    help="no per-step lines (evaluations and summary only)")
     a = p.parse_args(argv)
@@ -322,11 +335,16 @@ def main(argv=None):
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
+    global DEVICE
+    DEVICE = a.device
+    if DEVICE != "cpu":
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32
+        torch.backends.cudnn.allow_tf32 = a.tf32
     train, val, V = load_data(a.data)
     if len(train) < a.block + 1 or len(val) < a.block + 1:
         sys.exit("train_torch.py: %s is too short for block %d"
                  % (a.data, a.block))
-    model = GPT(a, V)
+    model = GPT(a, V).to(DEVICE)
     n_params = sum(p.numel() for p in model.parameters())
     opt = make_optimizer(model, a)
     fwd = model
@@ -337,9 +355,9 @@ def main(argv=None):
             a.compile = False
         else:
             fwd = torch.compile(model)
-    print("pytorch %s | threads %d | %s | params %d | L %d NH %d C %d T %d "
+    print("pytorch %s | %s | threads %d | %s | params %d | L %d NH %d C %d T %d "
           "B %d | dropout %g | bias %d | seed %d"
-          % (torch.__version__, torch.get_num_threads(),
+          % (torch.__version__, DEVICE, torch.get_num_threads(),
              "compiled" if a.compile else "eager", n_params, a.layers,
              a.heads, a.embd, a.block, a.batch, a.dropout, int(a.bias),
              a.seed), flush=True)

@@ -1,0 +1,84 @@
+// block.cu - chapter 4's Pre-LN block on the GPU: block.c's two wrapped
+// sub-layers, call for call,
+//
+//   res1 = x    + dropout(attn(ln_1(x)))
+//   out  = res1 + dropout(mlp(ln_2(res1)))
+//
+// with every call a GPU call. Two differences from the CPU: the dropout
+// masks come from a counter-based generator (seed, counter) instead of the
+// CPU's sequential one, so they are not the CPU's masks (the step check
+// compares without dropout; dropout.cu is checked on its own), and a
+// model without dropout keeps no masks at all (mask NULL).
+#include "cuda_rt.h"
+
+extern "C" {
+#include "block.cuh"
+#include "layernorm.cuh"
+#include "residual.cuh"
+}
+
+//> block-forward-cuda
+void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
+                        const BlockWeights *w, float dropout_p,
+                        uint64_t seed, uint64_t offset, int B, int T, int C,
+                        int NH, int F) {
+    BlockCacheCuda *c = cache;
+    size_t n = (size_t)B * T * C;
+    if (dropout_p > 0 && (!c->sa.mask || !c->ff.mask))
+        die("block_forward_cuda: dropout %g, but the cache has no masks",
+            dropout_p);
+    // res1 = x + dropout(attn(ln_1(x)))
+    layernorm_forward_cuda(c->sa.norm, c->sa.mean, c->sa.rstd, inp,
+                           w->ln_1_w, w->ln_1_b, B, T, C);
+    mha_forward_cuda(c->res1, &c->attn, c->sa.norm, w->attn_c_attn_w,
+                     w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
+                     NULL, true, B, T, C, NH);
+    sublayer_add_cuda(c->res1, c->sa.mask, inp, dropout_p, seed, offset, n);
+    // out = res1 + dropout(mlp(ln_2(res1)))
+    layernorm_forward_cuda(c->ff.norm, c->ff.mean, c->ff.rstd, c->res1,
+                           w->ln_2_w, w->ln_2_b, B, T, C);
+    ffn_forward_cuda(out, &c->mlp, c->ff.norm, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                     w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT, B, T, C,
+                     F);
+    sublayer_add_cuda(out, c->ff.mask, c->res1, dropout_p, seed, offset + n,
+                      n);
+    c->dropout_p = dropout_p;
+}
+//< block-forward-cuda
+
+//> block-backward-cuda
+void block_backward_cuda(float *dinp, const BlockWeights *g,
+                         BlockScratchCuda *scratch, const float *dout,
+                         const BlockCacheCuda *cache, const float *inp,
+                         const BlockWeights *w, int B, int T, int C, int NH,
+                         int F) {
+    BlockScratchCuda *s = scratch;
+    const BlockCacheCuda *c = cache;
+    size_t n = (size_t)B * T * C;
+    bool dropped = c->dropout_p > 0;   // else: no masks, nothing dropped
+    // out = res1 + dropout(mlp(ln_2(res1))): dout reaches res1 by the
+    // skip, and through the mlp and ln_2
+    cuda_zero(s->dres, n);
+    cuda_zero(s->dy, n);
+    sublayer_add_backward_cuda(s->dres, s->dy, dout,
+                               dropped ? c->ff.mask : NULL, n);
+    cuda_zero(s->dsub, n);
+    ffn_backward_cuda(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
+                      g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->ff.norm,
+                      w->mlp_c_fc_w, w->mlp_c_proj_w, GELU_EXACT, B, T, C,
+                      F);
+    layernorm_backward_cuda(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
+                            w->ln_2_w, c->ff.mean, c->ff.rstd, B, T, C);
+    // res1 = inp + dropout(attn(ln_1(inp))): the same again, into dinp
+    cuda_zero(s->dy, n);
+    sublayer_add_backward_cuda(dinp, s->dy, s->dres,
+                               dropped ? c->sa.mask : NULL, n);
+    cuda_zero(s->dsub, n);
+    mha_backward_cuda(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
+                      g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,
+                      &c->attn, c->sa.norm, w->attn_c_attn_w,
+                      w->attn_c_proj_w, B, T, C, NH);
+    layernorm_backward_cuda(dinp, g->ln_1_w, g->ln_1_b, s->dsub, inp,
+                            w->ln_1_w, c->sa.mean, c->sa.rstd, B, T, C);
+}
+//< block-backward-cuda

@@ -1,0 +1,52 @@
+// block.cuh - chapter 4's Pre-LN Transformer block (block.h) on the GPU.
+#ifndef CH8_BLOCK_CUH
+#define CH8_BLOCK_CUH
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "block.h"     // BlockWeights: the same views, device pointers
+#include "ffn.cuh"
+#include "mha.cuh"
+#include "residual.h"  // Sublayer: the same views, device pointers
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// BlockCache's views on the device. sa.mask and ff.mask are NULL in a
+// model without dropout (nothing is dropped, so there is no mask).
+typedef struct {
+    Sublayer sa, ff;      // ln_1 / ln_2: output, statistics, dropout mask
+    MhaCacheCuda attn;
+    FfnCacheCuda mlp;
+    float *res1;          // (B, T, C) the stream after the attention's add
+    float dropout_p;      // of the last forward pass
+} BlockCacheCuda;
+
+// BlockScratch's views on the device: one serves every layer.
+typedef struct {
+    float *dres, *dsub, *dy;   // (B, T, C)
+    MhaScratchCuda attn;
+    FfnScratchCuda mlp;
+} BlockScratchCuda;
+
+// As block_forward and block_backward (causal, GELU_EXACT: the GPT's
+// block), device pointers. Dropout draws from the counter-based
+// generator of dropout.cu: site s of the pass (0 the attention's output,
+// 1 the FFN's) uses the counters offset + s * B*T*C onwards, under seed.
+void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
+                        const BlockWeights *w, float dropout_p,
+                        uint64_t seed, uint64_t offset, int B, int T, int C,
+                        int NH, int F);
+void block_backward_cuda(float *dinp, const BlockWeights *g,
+                         BlockScratchCuda *scratch, const float *dout,
+                         const BlockCacheCuda *cache, const float *inp,
+                         const BlockWeights *w, int B, int T, int C, int NH,
+                         int F);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

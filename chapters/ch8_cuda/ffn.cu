@@ -1,0 +1,40 @@
+// ffn.cu - chapter 3's feed-forward network on the GPU: ffn.c's three
+// calls, each now a GPU call. The CPU's FfnCache records the activation;
+// here the caller passes it to the backward pass again.
+#include "cuda_rt.h"
+
+extern "C" {
+#include "activation.cuh"
+#include "ffn.cuh"
+#include "linear.cuh"
+}
+
+//> ffn-cuda
+void ffn_forward_cuda(float *out, FfnCacheCuda *cache, const float *inp,
+                      const float *c_fc_w, const float *c_fc_b,
+                      const float *c_proj_w, const float *c_proj_b,
+                      Activation act, int B, int T, int C, int F) {
+    int N = B * T;                    // position-wise: just rows
+    linear_forward_cuda(cache->h, inp, c_fc_w, c_fc_b, N, C, F);
+    gelu_forward_cuda(cache->a, cache->h, act, (size_t)N * F);
+    linear_forward_cuda(out, cache->a, c_proj_w, c_proj_b, N, F, C);
+}
+
+void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
+                       float *dc_proj_w, float *dc_proj_b,
+                       FfnScratchCuda *scratch, const float *dout,
+                       const FfnCacheCuda *cache, const float *inp,
+                       const float *c_fc_w, const float *c_proj_w,
+                       Activation act, int B, int T, int C, int F) {
+    FfnScratchCuda *s = scratch;
+    int N = B * T;
+    size_t nf = (size_t)N * F;
+    cuda_zero(s->da, nf);             // out = a @ c_proj_w^T + c_proj_b
+    linear_backward_cuda(s->da, dc_proj_w, dc_proj_b, dout, cache->a,
+                         c_proj_w, N, F, C);
+    cuda_zero(s->dh, nf);             // a = GELU(h)
+    gelu_backward_cuda(s->dh, s->da, cache->h, act, nf);
+    linear_backward_cuda(dinp, dc_fc_w, dc_fc_b, s->dh, inp, c_fc_w, N, C,
+                         F);          // h = inp @ c_fc_w^T + c_fc_b
+}
+//< ffn-cuda

@@ -1,0 +1,38 @@
+// ffn.cuh - chapter 3's feed-forward network (ffn.h) on the GPU.
+#ifndef CH8_FFN_CUH
+#define CH8_FFN_CUH
+
+#include "activation.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// FfnCache's and FfnScratch's views, on the device.
+typedef struct {
+    float *h;   // (B, T, F) c_fc's output
+    float *a;   // (B, T, F) after the activation
+} FfnCacheCuda;
+
+typedef struct {
+    float *dh, *da;   // (B, T, F)
+} FfnScratchCuda;
+
+// As ffn_forward and ffn_backward (chapter 3), device pointers; act is
+// GELU_EXACT or GELU_TANH (the GPU has no ReLU or SwiGLU yet).
+void ffn_forward_cuda(float *out, FfnCacheCuda *cache, const float *inp,
+                      const float *c_fc_w, const float *c_fc_b,
+                      const float *c_proj_w, const float *c_proj_b,
+                      Activation act, int B, int T, int C, int F);
+void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
+                       float *dc_proj_w, float *dc_proj_b,
+                       FfnScratchCuda *scratch, const float *dout,
+                       const FfnCacheCuda *cache, const float *inp,
+                       const float *c_fc_w, const float *c_proj_w,
+                       Activation act, int B, int T, int C, int F);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,306 @@
+// gpt_cuda.cu - chapter 5's GPT on the GPU (gpt_cuda.cuh). The forward
+// and backward passes below are gpt.c's, line for line; what differs is
+// where the numbers live, and dropout's generator (block.cu says how).
+#include "cuda_rt.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "crossentropy.cuh"
+#include "dropout.cuh"
+#include "embedding.cuh"
+#include "gpt_cuda.cuh"
+#include "layernorm.cuh"
+#include "layout.h"
+#include "linear.cuh"
+#include "mem.h"
+}
+
+// ---- the weights -------------------------------------------------------------
+
+// The device pointer at the host pointer p's offset from host_base.
+static float *rebase(const float *p, const float *host_base, float *dev) {
+    return p ? dev + (p - host_base) : NULL;
+}
+
+// Points the views of out at dev with the offsets the views of in have
+// from host_base: the same layout, on the device.
+static void rebase_weights(GptWeights *out, const GptWeights *in,
+                           const float *host_base, float *dev, int L) {
+    out->wte = rebase(in->wte, host_base, dev);
+    out->wpe = rebase(in->wpe, host_base, dev);
+    out->ln_f_w = rebase(in->ln_f_w, host_base, dev);
+    out->ln_f_b = rebase(in->ln_f_b, host_base, dev);
+    for (int l = 0; l < L; l++) {
+        const BlockWeights *h = &in->h[l];
+        BlockWeights *d = &out->h[l];
+#define REBASE(f) d->f = rebase(h->f, host_base, dev)
+        REBASE(ln_1_w), REBASE(ln_1_b), REBASE(attn_c_attn_w);
+        REBASE(attn_c_attn_b), REBASE(attn_c_proj_w), REBASE(attn_c_proj_b);
+        REBASE(ln_2_w), REBASE(ln_2_b), REBASE(mlp_c_fc_w), REBASE(mlp_c_fc_b);
+        REBASE(mlp_c_proj_w), REBASE(mlp_c_proj_b);
+#undef REBASE
+    }
+}
+
+int gpt_cuda_create(GptCuda *d, const Gpt *m, Error *err) {
+    memset(d, 0, sizeof *d);
+    const GptConfig *c = &m->cfg;
+    if (m->cfg.n_layer < 0 || !m->params)
+        return error_set(err, "gpt_cuda_create: the host model is empty");
+    d->cfg = *c;
+    d->num_params = m->num_params;
+    d->params = cuda_alloc_floats(m->num_params);
+    d->grads = cuda_alloc_floats(m->num_params);
+    d->w.h = (BlockWeights *)xcalloc((size_t)c->n_layer + 1, sizeof *d->w.h);
+    d->g.h = (BlockWeights *)xcalloc((size_t)c->n_layer + 1, sizeof *d->g.h);
+    // the gradients have the weights' layout: the same offsets
+    rebase_weights(&d->w, &m->w, m->params, d->params, c->n_layer);
+    rebase_weights(&d->g, &m->w, m->params, d->grads, c->n_layer);
+    if (m->pos_table) {
+        size_t n = (size_t)c->block_size * c->n_embd;
+        d->pos_table = cuda_alloc_floats(n);
+        cuda_upload(d->pos_table, m->pos_table, n);
+    }
+    d->pos = d->w.wpe ? d->w.wpe : d->pos_table;
+    gpt_cuda_upload(d, m);
+    gpt_cuda_zero_grads(d);
+    return 0;
+}
+
+void gpt_cuda_free(GptCuda *d) {
+    cuda_free(d->params);
+    cuda_free(d->grads);
+    cuda_free(d->pos_table);
+    free(d->w.h);
+    free(d->g.h);
+    memset(d, 0, sizeof *d);
+}
+
+void gpt_cuda_upload(GptCuda *d, const Gpt *m) {
+    cuda_upload(d->params, m->params, d->num_params);
+}
+
+void gpt_cuda_download(const GptCuda *d, Gpt *m) {
+    cuda_download(m->params, d->params, d->num_params);
+}
+
+void gpt_cuda_zero_grads(GptCuda *d) { cuda_zero(d->grads, d->num_params); }
+
+// ---- the activations -----------------------------------------------------------
+
+// The size table of the activations (common/layout.h), as gpt.c's: per
+// layer its cache, then one scratch and the top of the model. t must
+// hold 24 * (L + 1) slots; returns how many it wrote.
+static int acts_slots(Slot *t, GptCudaActs *a, const GptConfig *c, int B,
+                      int T, bool flash, bool dropout) {
+    int C = c->n_embd, NH = c->n_head, F = c->n_ffn, L = c->n_layer;
+    int V = c->vocab_size;
+    size_t bt = (size_t)B * T, btc = bt * C, btf = bt * F;
+    size_t bntt = (size_t)B * NH * T * T, bnt = (size_t)B * NH * T;
+    size_t mask = dropout ? btc : 0;
+    int n = 0;
+    for (int l = 0; l < L; l++) {
+        BlockCacheCuda *b = &a->blocks[l];
+        t[n++] = (Slot){&b->sa.norm, btc};
+        t[n++] = (Slot){&b->sa.mean, bt};
+        t[n++] = (Slot){&b->sa.rstd, bt};
+        t[n++] = (Slot){&b->sa.mask, mask};
+        t[n++] = (Slot){&b->attn.qkv, l == 0 ? 3 * btc : 0};  // shared
+        t[n++] = (Slot){&b->attn.q, btc};
+        t[n++] = (Slot){&b->attn.k, btc};
+        t[n++] = (Slot){&b->attn.v, btc};
+        t[n++] = (Slot){&b->attn.att, flash ? 0 : bntt};
+        t[n++] = (Slot){&b->attn.lse, flash ? bnt : 0};
+        t[n++] = (Slot){&b->attn.yh, btc};
+        t[n++] = (Slot){&b->attn.y, btc};
+        t[n++] = (Slot){&b->res1, btc};
+        t[n++] = (Slot){&b->ff.norm, btc};
+        t[n++] = (Slot){&b->ff.mean, bt};
+        t[n++] = (Slot){&b->ff.rstd, bt};
+        t[n++] = (Slot){&b->ff.mask, mask};
+        t[n++] = (Slot){&b->mlp.h, btf};
+        t[n++] = (Slot){&b->mlp.a, btf};
+    }
+    BlockScratchCuda *s = &a->scratch;
+    t[n++] = (Slot){&s->dres, btc};
+    t[n++] = (Slot){&s->dsub, btc};
+    t[n++] = (Slot){&s->dy, btc};
+    t[n++] = (Slot){&s->attn.dy, btc};
+    t[n++] = (Slot){&s->attn.dyh, btc};
+    t[n++] = (Slot){&s->attn.dq, btc};
+    t[n++] = (Slot){&s->attn.dk, btc};
+    t[n++] = (Slot){&s->attn.dv, btc};
+    t[n++] = (Slot){&s->attn.datt, flash ? 0 : bntt};
+    t[n++] = (Slot){&s->attn.dqkv, 3 * btc};
+    t[n++] = (Slot){&s->mlp.dh, btf};
+    t[n++] = (Slot){&s->mlp.da, btf};
+    t[n++] = (Slot){&a->x0, btc};
+    t[n++] = (Slot){&a->emb_mask, mask};
+    t[n++] = (Slot){&a->res, (size_t)L * btc};
+    t[n++] = (Slot){&a->lnf, btc};
+    t[n++] = (Slot){&a->lnf_mean, bt};
+    t[n++] = (Slot){&a->lnf_rstd, bt};
+    t[n++] = (Slot){&a->logits, bt * V};
+    t[n++] = (Slot){&a->dx, btc};
+    t[n++] = (Slot){&a->dx2, btc};
+    return n;
+}
+
+size_t gpt_cuda_acts_floats(const GptConfig *cfg, int B, int T, bool flash,
+                            bool dropout) {
+    GptCudaActs a;
+    memset(&a, 0, sizeof a);
+    a.blocks = (BlockCacheCuda *)xcalloc((size_t)cfg->n_layer + 1,
+                                         sizeof *a.blocks);
+    Slot *t = (Slot *)xmalloc(24 * ((size_t)cfg->n_layer + 1) * sizeof *t);
+    size_t n = layout_floats(t, acts_slots(t, &a, cfg, B, T, flash,
+                                           dropout));
+    free(t);
+    free(a.blocks);
+    return n;
+}
+
+int gpt_cuda_acts_alloc(GptCudaActs *a, const GptConfig *cfg, int B, int T,
+                        bool flash, bool dropout, Error *err) {
+    memset(a, 0, sizeof *a);
+    if (B < 1 || T < 1 || T > cfg->block_size)
+        return error_set(err, "GPU activations: B=%d T=%d (need B >= 1 and "
+                         "1 <= T <= block_size=%d)", B, T, cfg->block_size);
+    a->B = B, a->T = T, a->flash = flash, a->dropout = dropout;
+    a->blocks = (BlockCacheCuda *)xcalloc((size_t)cfg->n_layer + 1,
+                                          sizeof *a->blocks);
+    Slot *t = (Slot *)xmalloc(24 * ((size_t)cfg->n_layer + 1) * sizeof *t);
+    int n = acts_slots(t, a, cfg, B, T, flash, dropout);
+    a->mem = cuda_alloc_floats(layout_floats(t, n));
+    layout_point(t, n, a->mem);
+    free(t);
+    for (int l = 1; l < cfg->n_layer; l++)   // c_attn's output is shared
+        a->blocks[l].attn.qkv = a->blocks[0].attn.qkv;
+    a->idx = cuda_alloc_ints((size_t)B * T);
+    a->targets = cuda_alloc_ints((size_t)B * T);
+    return 0;
+}
+
+void gpt_cuda_acts_free(GptCudaActs *a) {
+    cuda_free(a->mem);
+    cuda_free(a->idx);
+    cuda_free(a->targets);
+    free(a->blocks);
+    memset(a, 0, sizeof *a);
+}
+
+// ---- forward and backward ------------------------------------------------------
+
+// gpt.c's checks of a batch, on the host before anything is copied: an
+// id outside the vocabulary would read outside wte on the device.
+static int check_batch(const GptCuda *m, const GptCudaActs *a,
+                       const int *idx, const int *targets, int B, int T,
+                       bool dropout, Error *err) {
+    const GptConfig *c = &m->cfg;
+    if (T < 1 || T > c->block_size)
+        return error_set(err, "model: sequence of %d tokens, the model "
+                         "takes 1 to block_size=%d", T, c->block_size);
+    if (B < 1 || !layout_fits(B, T, a->B, a->T))
+        return error_set(err, "model: B=%d T=%d does not fit GPU "
+                         "activations allocated for B=%d T=%d", B, T, a->B,
+                         a->T);
+    if (dropout && !a->dropout)
+        return error_set(err, "model: dropout in a pass whose GPU "
+                         "activations were allocated without masks");
+    for (long i = 0; i < (long)B * T; i++) {
+        if (idx[i] < 0 || idx[i] >= c->vocab_size)
+            return error_set(err, "model: token id %d at position %ld is "
+                             "outside the vocabulary [0, %d)", idx[i], i,
+                             c->vocab_size);
+        if (targets && (targets[i] < -1 || targets[i] >= c->vocab_size))
+            return error_set(err, "model: target %d at position %ld is "
+                             "neither -1 nor in [0, %d)", targets[i], i,
+                             c->vocab_size);
+    }
+    return 0;
+}
+
+//> gpt-forward-cuda
+int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
+                     const int *targets, int B, int T, bool train, Rng *rng,
+                     float *loss, Error *err) {
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd, NH = c->n_head, F = c->n_ffn, V = c->vocab_size;
+    size_t btc = (size_t)B * T * C;
+    float p = train ? c->dropout : 0.0f;
+    if (p > 0 && !rng)
+        return error_set(err, "model: dropout needs a random generator");
+    if (check_batch(m, a, idx, targets, B, T, p > 0, err) != 0) return -1;
+    uint64_t seed = 0;
+    if (p > 0) seed = (uint64_t)rng_u32(rng) << 32 | rng_u32(rng);
+    cuda_upload_ints(a->idx, idx, (size_t)B * T);
+    if (targets) cuda_upload_ints(a->targets, targets, (size_t)B * T);
+    // x = dropout(wte[idx] + pos)
+    embedding_forward_cuda(a->x0, a->idx, m->w.wte, 1.0f, m->pos, B, T, C);
+    if (p > 0) dropout_forward_cuda(a->x0, a->emb_mask, a->x0, p, seed, 0,
+                                    btc);
+    const float *x = a->x0;
+    for (int l = 0; l < c->n_layer; l++) {
+        float *out = a->res + l * btc;
+        block_forward_cuda(out, &a->blocks[l], x, &m->w.h[l], p, seed,
+                           (1 + 2 * (uint64_t)l) * btc, B, T, C, NH, F);
+        x = out;
+    }
+    a->cur_B = B, a->cur_T = T, a->dropout_p = p;
+    layernorm_forward_cuda(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->w.ln_f_w,
+                           m->w.ln_f_b, B, T, C);
+    // The head is the embedding matrix: logits = lnf @ wte^T.
+    linear_forward_cuda(a->logits, a->lnf, m->w.wte, NULL, B * T, C, V);
+    a->n_targets = 0;
+    if (targets) {
+        float l = crossentropy_forward_cuda(a->logits, a->targets, B * T, V,
+                                            &a->n_targets);
+        if (loss) *loss = l;
+    }
+    return 0;
+}
+//< gpt-forward-cuda
+
+//> gpt-backward-cuda
+void gpt_backward_cuda(GptCuda *m, GptCudaActs *a) {
+    const GptConfig *c = &m->cfg;
+    int B = a->cur_B, T = a->cur_T, C = c->n_embd, V = c->vocab_size;
+    int NH = c->n_head, F = c->n_ffn, L = c->n_layer;
+    size_t btc = (size_t)B * T * C;
+    if (a->n_targets == 0) return;   // nothing to learn from
+    // loss -> logits, in place: softmax minus one-hot, over the count
+    float *dlogits = a->logits;
+    crossentropy_backward_cuda(dlogits, a->logits, a->targets, B * T, V,
+                               1.0f / a->n_targets);
+    // logits = lnf @ wte^T: the head's share of wte's gradient, and dlnf
+    float *dlnf = a->dx2;
+    cuda_zero(dlnf, btc);
+    linear_backward_cuda(dlnf, m->g.wte, NULL, dlogits, a->lnf, m->w.wte,
+                         B * T, C, V);
+    // ln_f, then the blocks from the top down
+    const float *top = L > 0 ? a->res + (size_t)(L - 1) * btc : a->x0;
+    float *dx = a->dx;
+    cuda_zero(dx, btc);
+    layernorm_backward_cuda(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top,
+                            m->w.ln_f_w, a->lnf_mean, a->lnf_rstd, B, T, C);
+    float *dprev = a->dx2;
+    for (int l = L - 1; l >= 0; l--) {
+        const float *inp = l > 0 ? a->res + (size_t)(l - 1) * btc : a->x0;
+        cuda_zero(dprev, btc);
+        block_backward_cuda(dprev, &m->g.h[l], &a->scratch, dx, &a->blocks[l],
+                            inp, &m->w.h[l], B, T, C, NH, F);
+        float *t = dx;
+        dx = dprev, dprev = t;
+    }
+    // the embedding dropout, then the embedding: the second share of wte
+    if (a->dropout_p > 0) {
+        cuda_zero(dprev, btc);
+        dropout_backward_cuda(dprev, dx, a->emb_mask, btc);
+        dx = dprev;
+    }
+    embedding_backward_cuda(m->g.wte, m->g.wpe, dx, a->idx, 1.0f, B, T, C);
+}
+//< gpt-backward-cuda

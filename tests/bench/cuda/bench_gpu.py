@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Chapter 8's benchmark: ./ch8 against PyTorch on the same GPU.
+
+    make bench-gpu                      # or: python3 tests/bench/cuda/bench_gpu.py
+    python3 tests/bench/cuda/bench_gpu.py --steps 100 --quick
+
+For the nanoGPT shakespeare-char model (./ch8 --preset nanogpt: 6 layers,
+6 heads, 384 wide, block 256, batch 64, dropout 0.2) and a larger one (12
+layers, 12 heads, 768 wide, block 1024, batch 8), it runs a fixed number
+of steps of
+
+  - ./ch8 (fp32; fused attention), ./ch8 --no-flash, ./ch8 --tf32
+  - tests/reference/train_torch.py --device cuda, eager and torch.compile
+    (fp32, and with --tf32)
+
+one after another on the same GPU, and prints tokens/s (median step),
+the ratio to PyTorch eager, and each one's peak GPU memory where it
+reports it. With --full it also trains the nanogpt preset for its 5000
+steps with ./ch8 and PyTorch eager and prints the time to val 1.50 and the
+final val loss (nanoGPT's README reports about 1.47). The GPU and the CPU
+it ran on are printed first. Nothing here is run by make check.
+"""
+import argparse
+import os
+import platform
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.dirname(HERE))
+import bench  # noqa: E402  (tests/bench/bench.py: its output parser)
+
+TRAIN_TORCH = os.path.join(ROOT, "tests", "reference", "train_torch.py")
+
+# name, layers, heads, embd, block, batch, dropout
+MODELS = [("nanogpt", 6, 6, 384, 256, 64, 0.2),
+          ("gpt2-124M-shape", 12, 12, 768, 1024, 8, 0.0)]
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def gpu_name():
+    try:
+        return subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version",
+             "--format=csv,noheader"], capture_output=True, text=True,
+            check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "no nvidia-smi"
+
+
+def run(label, cmd, timeout):
+    print("--- %s: %s" % (label, " ".join(cmd)), flush=True)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print("    timed out after %d s" % timeout)
+        return None
+    out = p.stdout + p.stderr
+    os.makedirs(os.path.join(ROOT, "build", "bench-gpu"), exist_ok=True)
+    with open(os.path.join(ROOT, "build", "bench-gpu",
+                           label.replace(" ", "_") + ".log"), "w") as f:
+        f.write(out)
+    if p.returncode != 0:
+        print("    failed (status %d): %s" % (p.returncode,
+                                              out.strip()[-400:]))
+        return None
+    r = bench.parse(out)
+    for line in out.splitlines():
+        if "GPU:" in line or line.startswith("summary"):
+            print("    " + line.strip())
+    return r
+
+
+def model_flags(m, steps):
+    _, L, NH, C, T, B, drop = m
+    return ["--layers", str(L), "--heads", str(NH), "--embd", str(C),
+            "--block", str(T), "--batch", str(B), "--dropout", str(drop),
+            "--steps", str(steps), "--eval-every", "0", "--eval-iters", "2"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", type=int, default=200,
+                   help="steps per throughput run")
+    p.add_argument("--quick", action="store_true",
+                   help="the nanogpt model only, no torch.compile")
+    p.add_argument("--full", action="store_true",
+                   help="also the full 5000-step nanogpt run, both sides")
+    p.add_argument("--python", default=sys.executable)
+    p.add_argument("--timeout", type=int, default=900)
+    a = p.parse_args()
+    print("GPU: %s\nCPU: %s" % (gpu_name(), cpu_name()), flush=True)
+    if not os.access(os.path.join(ROOT, "ch8"), os.X_OK):
+        sys.exit("bench_gpu: build ./ch8 first (make ch8)")
+    rows = []
+    for m in MODELS[:1] if a.quick else MODELS:
+        f = model_flags(m, a.steps)
+        impls = [("ch8", ["./ch8"] + f + ["--sample-chars", "0"]),
+                 ("ch8 --no-flash", ["./ch8", "--no-flash"] + f
+                  + ["--sample-chars", "0"]),
+                 ("ch8 --tf32", ["./ch8", "--tf32"] + f
+                  + ["--sample-chars", "0"]),
+                 ("torch eager", [a.python, TRAIN_TORCH, "--device", "cuda"]
+                  + f),
+                 ("torch eager tf32", [a.python, TRAIN_TORCH, "--device",
+                                       "cuda", "--tf32"] + f)]
+        if not a.quick:
+            impls += [("torch.compile", [a.python, TRAIN_TORCH, "--device",
+                                         "cuda", "--compile"] + f),
+                      ("torch.compile tf32", [a.python, TRAIN_TORCH,
+                                              "--device", "cuda", "--compile",
+                                              "--tf32"] + f)]
+        res = {}
+        for label, cmd in impls:
+            r = run("%s %s" % (m[0], label), cmd, a.timeout)
+            if r:   # both print the median step's tokens/s in the summary
+                r["tok_s"] = r.get("summary_tok_s")
+            res[label] = r
+        base = res.get("torch eager")
+        for label, _ in impls:
+            r = res[label]
+            tok = r["tok_s"] if r and r.get("tok_s") else None
+            ratio = (tok / base["tok_s"] if tok and base and base.get("tok_s")
+                     else None)
+            rows.append((m[0], label, tok, ratio,
+                         r["peak"] if r else None))
+    print("\n| model | implementation | tokens/s | vs torch eager | "
+          "peak MiB |\n|---|---|---:|---:|---:|")
+    for name, label, tok, ratio, peak in rows:
+        print("| %s | %s | %s | %s | %s |" % (
+            name, label, "%.0f" % tok if tok else "-",
+            "%.2fx" % ratio if ratio else "-",
+            "%.0f" % peak if peak else "-"))
+    if a.full:
+        full = ["--preset", "nanogpt", "--stop-at-val", "0"]
+        print("\nthe full nanogpt run (5000 steps)")
+        for label, cmd in [("ch8", ["./ch8"] + full + ["--sample-chars",
+                                                       "200"]),
+                           ("torch eager", [a.python, TRAIN_TORCH,
+                                            "--device", "cuda", "--layers",
+                                            "6", "--heads", "6", "--embd",
+                                            "384", "--block", "256",
+                                            "--batch", "64", "--dropout",
+                                            "0.2", "--steps", "5000",
+                                            "--eval-every", "250",
+                                            "--eval-iters", "200"])]:
+            r = run("full " + label, cmd, a.timeout * 4)
+            if r:
+                first = next((s for s, v in r["evals"] if v <= 1.50), None)
+                print("    %s: val %s, first val <= 1.50 at step %s, %.0f s "
+                      "training" % (label, r["val"], first,
+                                    r["train_s"] or 0))
+
+
+if __name__ == "__main__":
+    main()
