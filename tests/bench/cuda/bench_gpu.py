@@ -95,7 +95,9 @@ def main():
     p.add_argument("--steps", type=int, default=200,
                    help="steps per throughput run")
     p.add_argument("--quick", action="store_true",
-                   help="the nanogpt model only, no torch.compile")
+                   help="fewer runs: no torch.compile with TF32")
+    p.add_argument("--models", default="nanogpt,gpt2-124M-shape",
+                   help="which models, by name, comma-separated")
     p.add_argument("--full", action="store_true",
                    help="also the full 5000-step nanogpt run, both sides")
     p.add_argument("--python", default=sys.executable)
@@ -105,7 +107,7 @@ def main():
     if not os.access(os.path.join(ROOT, "ch8"), os.X_OK):
         sys.exit("bench_gpu: build ./ch8 first (make ch8)")
     rows = []
-    for m in MODELS[:1] if a.quick else MODELS:
+    for m in [m for m in MODELS if m[0] in a.models.split(",")]:
         f = model_flags(m, a.steps)
         impls = [("ch8", ["./ch8"] + f + ["--sample-chars", "0"]),
                  ("ch8 --no-flash", ["./ch8", "--no-flash"] + f
@@ -116,12 +118,12 @@ def main():
                   + f),
                  ("torch eager tf32", [a.python, TRAIN_TORCH, "--device",
                                        "cuda", "--tf32"] + f)]
+        impls.append(("torch.compile", [a.python, TRAIN_TORCH, "--device",
+                                        "cuda", "--compile"] + f))
         if not a.quick:
-            impls += [("torch.compile", [a.python, TRAIN_TORCH, "--device",
-                                         "cuda", "--compile"] + f),
-                      ("torch.compile tf32", [a.python, TRAIN_TORCH,
-                                              "--device", "cuda", "--compile",
-                                              "--tf32"] + f)]
+            impls.append(("torch.compile tf32", [a.python, TRAIN_TORCH,
+                                                 "--device", "cuda",
+                                                 "--compile", "--tf32"] + f))
         res = {}
         for label, cmd in impls:
             r = run("%s %s" % (m[0], label), cmd, a.timeout)
