@@ -1013,7 +1013,8 @@ const KCheck KCHECKS[] = {
     {"optim", check_adamw, {1001, 1000, 10, 0}, "n, first t, wd (1/100)"},
     {"optim", check_norm, {1, 1, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
     {"optim", check_norm, {1000, 0, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
-    {"optim", check_norm, {100003, 1, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
+    {"optim", check_norm, {100003, 1, 0, 0},
+     "n, clip (0 off, 1 on, 2 unneeded)"},
     {"optim", check_norm, {777, 2, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
 
     // the whole model
