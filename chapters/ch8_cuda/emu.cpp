@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -411,6 +412,13 @@ cudaError_t cudaGetLastError(void) {
 
 cudaError_t cudaGetDeviceCount(int *n) {
     *n = 1;   // the emulated one
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
     return cudaSuccess;
 }
 

@@ -109,6 +109,8 @@ cudaError_t cudaMemset(void *p, int value, size_t bytes);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaGetLastError(void);
 cudaError_t cudaGetDeviceCount(int *n);
+// The host's memory: its physical total, and what is available.
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 const char *cudaGetErrorString(cudaError_t e);
 
 // ---- cuBLAS (column-major, as the real one) ------------------------------------

@@ -35,7 +35,7 @@ static int self_check(bool emulated) {
 }
 
 typedef struct {
-    bool check, emulate, tf32, no_flash;
+    bool check, emulate, tf32, flash;
     GptTrainCuda gt;
     bool attached;
 } Gpu;
@@ -55,7 +55,7 @@ static int before(void *ctx) {
 
 static int attach(void *ctx, GptTrain *host, TrainModel *tm, Error *err) {
     Gpu *g = ctx;
-    if (gpt_train_cuda_init(&g->gt, host, !g->no_flash, err) != 0)
+    if (gpt_train_cuda_init(&g->gt, host, g->flash, err) != 0)
         return -1;
     g->attached = true;
     *tm = gpt_train_cuda_model(&g->gt);
@@ -72,9 +72,10 @@ static void describe(void *ctx, char *buf, size_t size) {
     Gpu *g = ctx;
     char dev[160];
     cuda_device_describe(dev, sizeof dev);
-    snprintf(buf, size, "GPU: %s; fp32%s; attention %s", dev,
-             g->tf32 ? " (TF32 products)" : "",
-             g->no_flash ? "with (T, T) weights" : "fused");
+    snprintf(buf, size, "GPU: %s; fp32%s; attention %s; %.0f MiB of GPU "
+             "memory in use", dev, g->tf32 ? " (TF32 products)" : "",
+             g->flash ? "fused (flash.cu)" : "with (T, T) weights",
+             cuda_memory_used() / 1048576.0);
 }
 
 int main(int argc, char **argv) {
@@ -88,9 +89,9 @@ int main(int argc, char **argv) {
         {"tf32", FLAG_BOOL, &gpu.tf32,
          "TF32 tensor cores for the matrix products (faster, 10-bit "
          "mantissas)"},
-        {"no-flash", FLAG_BOOL, &gpu.no_flash,
-         "attention that stores its (T, T) weights instead of the fused "
-         "kernel"},
+        {"flash", FLAG_BOOL, &gpu.flash,
+         "the fused attention kernel, which never stores the (T, T) "
+         "weights: far less memory, slower today (see ch8.md)"},
     };
     const TrainBackend be = {
         .program = "ch8",

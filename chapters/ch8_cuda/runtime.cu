@@ -26,6 +26,12 @@ void cuda_set_tf32(bool on) {
                                    : CUBLAS_DEFAULT_MATH));
 }
 
+size_t cuda_memory_used(void) {
+    size_t free_b = 0, total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
+    return total - free_b;
+}
+
 bool cuda_device_present(char *msg, size_t size) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);

@@ -28,6 +28,10 @@ void cuda_upload_ints(int *dev, const int *host, size_t n);
 void cuda_download(float *host, const float *dev, size_t n);
 void cuda_sync(void);
 
+// Bytes of device memory in use (by this program and any other), as the
+// driver counts them: total minus free.
+size_t cuda_memory_used(void);
+
 // TF32 tensor-core matrix products (off: exact fp32, the default).
 void cuda_set_tf32(bool on);
 

@@ -236,7 +236,7 @@ expect 1 "the config metadata has no \"src_vocab\"" ch7 --checkpoint \
 # the emulated self-check (a GPU machine trains instead: not run here)
 if [ -x "$BIN/ch8" ]; then
     expect 0 "(default: " ch8 --help
-    grep -qF -- "--no-flash" "$TMP/out" || fail "ch8 --help lacks --no-flash"
+    grep -qF -- "--flash" "$TMP/out" || fail "ch8 --help lacks --flash"
     grep -qF -- "--preset" "$TMP/out" || fail "ch8 --help lacks ch6's flags"
     expect 2 "unknown flag '--bogus'" ch8 --bogus
     expect 2 "--batch must be in [" ch8 --batch 0

@@ -9,7 +9,8 @@ For the nanoGPT shakespeare-char model (./ch8 --preset nanogpt: 6 layers,
 layers, 12 heads, 768 wide, block 1024, batch 8), it runs a fixed number
 of steps of
 
-  - ./ch8 (fp32; fused attention), ./ch8 --no-flash, ./ch8 --tf32
+  - ./ch8 (fp32; attention with (T, T) weights), ./ch8 --flash (the
+    fused attention), ./ch8 --tf32
   - tests/reference/train_torch.py --device cuda, eager and torch.compile
     (fp32, and with --tf32)
 
@@ -110,7 +111,7 @@ def main():
     for m in [m for m in MODELS if m[0] in a.models.split(",")]:
         f = model_flags(m, a.steps)
         impls = [("ch8", ["./ch8"] + f + ["--sample-chars", "0"]),
-                 ("ch8 --no-flash", ["./ch8", "--no-flash"] + f
+                 ("ch8 --flash", ["./ch8", "--flash"] + f
                   + ["--sample-chars", "0"]),
                  ("ch8 --tf32", ["./ch8", "--tf32"] + f
                   + ["--sample-chars", "0"]),
