@@ -3,8 +3,9 @@
 #
 # Usage (from the repository root):   bash docs/check_regions.sh
 #
-# A region is the code between `//> name` and `//< name` in a .c or .h
-# file under chapters/, common/, exercises/ or solutions/. The book
+# A region is the code between `//> name` and `//< name` in a source
+# file (.c, .h, and chapter 8's CUDA: .cu, .cuh, .cpp) under chapters/,
+# common/, exercises/ or solutions/. The book
 # shows a region with an empty fenced block in a chapter text
 # (chapters/chN_*/chN.md) or README.md:
 #
@@ -38,7 +39,9 @@ ALLOW=${REGIONS_ALLOW:-docs/regions-unused.txt}
 shopt -s nullglob globstar
 SOURCES=()
 for d in chapters common exercises solutions; do
-  for f in "$d"/**/*.[ch]; do SOURCES+=("$f"); done
+  for f in "$d"/**/*.[ch] "$d"/**/*.cu "$d"/**/*.cuh "$d"/**/*.cpp; do
+    SOURCES+=("$f")
+  done
 done
 TEXTS=(README.md chapters/ch*_*/ch*.md)
 [[ -f $ALLOW ]] || ALLOW=/dev/null

@@ -15,6 +15,7 @@
 #include "gpt_train.h"
 #include "train.h"
 
+//> train-backend
 // Where a run trains, when not on this CPU. Every function may be NULL.
 typedef struct {
     const char *program;      // "ch8": in messages and --help
@@ -50,5 +51,6 @@ typedef struct {
 // usage error or a failure to load exits the process, as ./ch6 does. be
 // NULL: the CPU, which is ./ch6.
 int train_main(int argc, char **argv, const TrainBackend *be);
+//< train-backend
 
 #endif

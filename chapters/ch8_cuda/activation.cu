@@ -54,12 +54,14 @@ __global__ void gelu_backward_kernel(float *dinp, const float *dout,
     if (i < n) dinp[i] += dout[i] * gelu_grad(inp[i], kind);
 }
 
+//> gelu-launch
 void gelu_forward_cuda_block(float *out, const float *inp, Activation kind,
                              size_t n, unsigned threads) {
     if (n == 0) return;
     LAUNCH(gelu_forward_kernel, ceil_div(n, threads), threads, 0, out, inp,
            kind, n);
 }
+//< gelu-launch
 
 void gelu_forward_cuda(float *out, const float *inp, Activation kind,
                        size_t n) {

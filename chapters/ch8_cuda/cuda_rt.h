@@ -44,6 +44,7 @@ extern "C" {
                       __LINE__);                                          \
     } while (0)
 
+//> launch
 #ifdef __CUDACC__
 #define LAUNCH(kernel, grid, block, shmem, ...)                           \
     do {                                                                  \
@@ -60,6 +61,7 @@ extern "C" {
     } while (0)
 #define SHARED_ARRAY(type, name) type *name = (type *)emu_dynamic_shared()
 #endif
+//< launch
 
 // Blocks of `threads` to cover n items.
 static inline unsigned ceil_div(size_t n, unsigned threads) {

@@ -41,12 +41,14 @@ CUDA_HOST_DEVICE static inline uint64_t dropout_mix64(uint64_t z) {
 // from the state mix64(seed): state + counter * golden ratio, mixed. The
 // seed is mixed first so that two nearby seeds (1 and 2) do not give two
 // streams that are the same numbers shifted by a few counters.
+//> dropout-uniform
 CUDA_HOST_DEVICE static inline float dropout_uniform(uint64_t seed,
                                                      uint64_t counter) {
     uint64_t z = dropout_mix64(dropout_mix64(seed)
                                + counter * 0x9E3779B97F4A7C15ull);
     return (float)(z >> 40) * (1.0f / 16777216.0f);   // top 24 bits / 2^24
 }
+//< dropout-uniform
 
 #ifdef __cplusplus
 extern "C" {

@@ -111,6 +111,7 @@ __device__ static void load_row_values(float *dst, const float *src, int r0,
 // rescaling alpha and the running sum l of the online softmax.
 // K's row stride is odd (HS | 1): lane j reads row j of it, and rows an
 // odd number of floats apart fall in different banks of shared memory.
+//> flash-forward
 __global__ void flash_forward_kernel(float *out, float *lse, const float *q,
                                      const float *k, const float *v, int T,
                                      int HS, float scale) {
@@ -212,6 +213,7 @@ __global__ void flash_forward_kernel(float *out, float *lse, const float *q,
     if (part == 0 && q0 + srow < T)
         lse[(size_t)blockIdx.y * T + q0 + srow] = m_run + logf(l_run);
 }
+//< flash-forward
 
 // D[i] = sum_d dout[i, d] * out[i, d] for each of the rows, one warp per
 // row: lanes take every 32nd float, then halve the partial sums down to

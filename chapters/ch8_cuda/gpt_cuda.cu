@@ -94,6 +94,7 @@ void gpt_cuda_zero_grads(GptCuda *d) { cuda_zero(d->grads, d->num_params); }
 // The size table of the activations (common/layout.h), as gpt.c's: per
 // layer its cache, then one scratch and the top of the model. t must
 // hold 24 * (L + 1) slots; returns how many it wrote.
+//> acts-slots-cuda
 static int acts_slots(Slot *t, GptCudaActs *a, const GptConfig *c, int B,
                       int T, bool flash, bool dropout) {
     int C = c->n_embd, NH = c->n_head, F = c->n_ffn, L = c->n_layer;
@@ -148,6 +149,7 @@ static int acts_slots(Slot *t, GptCudaActs *a, const GptConfig *c, int B,
     t[n++] = (Slot){&a->dx2, btc};
     return n;
 }
+//< acts-slots-cuda
 
 size_t gpt_cuda_acts_floats(const GptConfig *cfg, int B, int T, bool flash,
                             bool dropout) {
