@@ -90,8 +90,9 @@ int main(int argc, char **argv) {
          "TF32 tensor cores for the matrix products (faster, 10-bit "
          "mantissas)"},
         {"flash", FLAG_BOOL, &gpu.flash,
-         "the fused attention kernel, which never stores the (T, T) "
-         "weights: far less memory, slower today (see ch8.md)"},
+         "fused attention (flash.cu): the T x T weights are never "
+         "stored, far less memory but slower today, as chapter 8 "
+         "explains"},
     };
     const TrainBackend be = {
         .program = "ch8",
