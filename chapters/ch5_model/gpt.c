@@ -452,13 +452,18 @@ static int check_batch(const Gpt *m, const GptActs *a, const int *idx,
     if (B < 1 || B > a->B || T > a->T)
         return error_set(err, "model: B=%d T=%d does not fit activations "
                          "allocated for B<=%d T<=%d", B, T, a->B, a->T);
-    for (long i = 0; i < (long)B * T; i++) {
+    return gpt_check_tokens(c, idx, targets, (size_t)B * T, err);
+}
+
+int gpt_check_tokens(const GptConfig *c, const int *idx, const int *targets,
+                     size_t n, Error *err) {
+    for (size_t i = 0; i < n; i++) {
         if (idx[i] < 0 || idx[i] >= c->vocab_size)
-            return error_set(err, "model: token id %d at position %ld is "
+            return error_set(err, "model: token id %d at position %zu is "
                              "outside the vocabulary [0, %d)", idx[i], i,
                              c->vocab_size);
         if (targets && (targets[i] < -1 || targets[i] >= c->vocab_size))
-            return error_set(err, "model: target %d at position %ld is "
+            return error_set(err, "model: target %d at position %zu is "
                              "neither -1 nor in [0, %d)", targets[i], i,
                              c->vocab_size);
     }

@@ -162,6 +162,13 @@ int gpt_forward(const Gpt *m, GptActs *a, const int *idx,
                 const int *targets, int B, int T, bool train, Rng *rng,
                 float *loss, Error *err);
 
+// 0 when each of the n ids is in [0, V) and each target (when targets is
+// not NULL) is -1 or in [0, V); else -1 with a message naming the first
+// that is not. gpt_forward checks its batch with it, and so does chapter
+// 8's GPU model, before ids it would use as indices leave the host.
+int gpt_check_tokens(const GptConfig *cfg, const int *idx,
+                     const int *targets, size_t n, Error *err);
+
 // Inference on one sequence idx (T,), dropout off: the stack runs on all
 // T tokens, but ln_f and the head only on the last one, whose V logits
 // go to logits. Returns 0, or -1 with a message.

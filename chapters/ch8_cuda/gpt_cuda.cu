@@ -212,17 +212,7 @@ static int check_batch(const GptCuda *m, const GptCudaActs *a,
     if (dropout && !a->dropout)
         return error_set(err, "model: dropout in a pass whose GPU "
                          "activations were allocated without masks");
-    for (long i = 0; i < (long)B * T; i++) {
-        if (idx[i] < 0 || idx[i] >= c->vocab_size)
-            return error_set(err, "model: token id %d at position %ld is "
-                             "outside the vocabulary [0, %d)", idx[i], i,
-                             c->vocab_size);
-        if (targets && (targets[i] < -1 || targets[i] >= c->vocab_size))
-            return error_set(err, "model: target %d at position %ld is "
-                             "neither -1 nor in [0, %d)", targets[i], i,
-                             c->vocab_size);
-    }
-    return 0;
+    return gpt_check_tokens(c, idx, targets, (size_t)B * T, err);
 }
 
 //> gpt-forward-cuda
