@@ -584,8 +584,11 @@ void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
                                       : SERIAL_THREADS;
     if (L.way != THREADS) {
         Serial *S = &L.serial;
-        // fibers take turns: "all at once" is the forward order for them
-        S->order = order == EMU_CONCURRENT ? EMU_SERIAL_FORWARD : order;
+        // Fibers take turns: for them "all at once, in whatever order"
+        // is a shuffled order. (Lowest first, the nearest to how host
+        // threads start, misses a read of a static __shared__ value that
+        // an earlier block left behind, just right by chance.)
+        S->order = order == EMU_CONCURRENT ? EMU_SERIAL_SHUFFLED : order;
         if (L.way == SERIAL_THREADS)
             S->cv.reset(new std::condition_variable[n]);
         S->state.resize(n);

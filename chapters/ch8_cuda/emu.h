@@ -10,7 +10,7 @@
 //                  of a block are fibers (each its own stack) that the
 //                  launching host thread runs one at a time, each until
 //                  its next __syncthreads, shuffle or return, in an order
-//                  of emu_schedule.h (lowest thread first by default).
+//                  of emu_schedule.h (a shuffled one by default).
 //                  Under ThreadSanitizer (make check-tsan), or with
 //                  CUDA_EMU_THREADS=1, they are host threads instead, all
 //                  started together (or taking turns in that order): the
