@@ -335,6 +335,8 @@ void worker(Launch *L, unsigned tid) {
     }
 }
 
+// Runs L on one host thread per thread of its blocks; returns when all
+// have finished the last block.
 void run_threads(Launch *L) {
     std::vector<std::thread> threads;
     threads.reserve(L->nthreads);
@@ -378,6 +380,7 @@ struct Fibers {
     size_t host_stack_size = 0;
 } fibers;
 
+// A fiber with a fresh stack, ready to be pointed at fiber_main.
 Fiber *new_fiber(void) {
     long page = sysconf(_SC_PAGESIZE);
     void *p = mmap(nullptr, FIBER_STACK + page, PROT_READ | PROT_WRITE,
@@ -409,6 +412,8 @@ void fiber_main(void) {
     fiber_stop(DONE);
 }
 
+// Runs every block of L in turn, its threads as fibers taking turns in
+// the order of L->serial; returns when the last block is over.
 void run_fibers(Launch *L) {
     unsigned n = L->nthreads;
     while (fibers.pool.size() < n) fibers.pool.emplace_back(new_fiber());
