@@ -194,7 +194,7 @@ void reset_block(Launch *L) {
         unsigned first = (unsigned)w * 32, n = L->nthreads - first;
         L->warps[w].bar.reset(n < 32 ? (int)n : 32);
     }
-    memset(L->shared.data(), 0xff, L->shared.size());
+    if (!L->shared.empty()) memset(L->shared.data(), 0xff, L->shared.size());
 }
 
 // Thread tid's threadIdx in a block of L's shape.
