@@ -1,4 +1,14 @@
 // emu.cpp - the host emulation of CUDA that emu.h describes.
+//
+// A block's threads run in one of two ways. As fibers, by default: each
+// thread has a stack of its own, and the launching host thread switches
+// from one to the next at every __syncthreads, warp shuffle and return,
+// in an order of emu_schedule.h. A switch costs a fraction of a
+// microsecond, where starting a host thread costs tens of microseconds
+// and a barrier of host threads wakes each one through the kernel. Or as
+// host threads, all started together (or taking turns in a serial
+// order): the only way ThreadSanitizer sees the races that a missing
+// barrier leaves, so a build under it (make check-tsan) always runs them.
 #include "emu.h"
 
 #include <algorithm>
@@ -8,10 +18,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 #include <memory>
 #include <mutex>
+#include <sys/mman.h>
 #include <thread>
+#include <ucontext.h>
+#include <unistd.h>
 #include <vector>
 
 extern "C" {
@@ -20,6 +32,52 @@ extern "C" {
 
 thread_local uint3 threadIdx, blockIdx;
 thread_local dim3 blockDim, gridDim;
+
+// Which sanitizer the build is under (GCC's macros, clang's features).
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define EMU_TSAN 1
+#endif
+#if __has_feature(address_sanitizer)
+#define EMU_ASAN 1
+#endif
+#endif
+#if !defined(EMU_TSAN) && defined(__SANITIZE_THREAD__)
+#define EMU_TSAN 1
+#endif
+#if !defined(EMU_ASAN) && defined(__SANITIZE_ADDRESS__)
+#define EMU_ASAN 1
+#endif
+#ifndef EMU_TSAN
+#define EMU_TSAN 0
+#endif
+#ifndef EMU_ASAN
+#define EMU_ASAN 0
+#endif
+
+#if EMU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+// AddressSanitizer keeps track of the stack it runs on: these tell it of
+// a switch between fibers (and do nothing in other builds).
+static inline void asan_start_switch(void **fake, const void *bottom,
+                                     size_t size) {
+#if EMU_ASAN
+    __sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+    (void)fake, (void)bottom, (void)size;
+#endif
+}
+
+static inline void asan_finish_switch(void *fake, const void **bottom,
+                                      size_t *size) {
+#if EMU_ASAN
+    __sanitizer_finish_switch_fiber(fake, bottom, size);
+#else
+    (void)fake, (void)bottom, (void)size;
+#endif
+}
 
 namespace {
 
@@ -75,24 +133,38 @@ class Barrier {
 };
 
 struct Warp {
-    Barrier bar;
-    float vals[32];
+    Barrier bar;     // host threads all at once only
+    float vals[32];  // what each lane passes to a shuffle
 };
 
-// The serial orders of emu_schedule.h: one thread of the block holds the
-// turn; when it stops (at a barrier, a shuffle or its end) it hands the
-// turn to the first ready thread in the order. Each thread waits on its
-// own condition variable, so that a handover wakes one thread, not all.
+// The three ways to run a block's threads (emu.h).
+enum Way : unsigned char {
+    THREADS,          // host threads, all at once (EMU_CONCURRENT)
+    SERIAL_THREADS,   // host threads, one at a time (the serial orders)
+    FIBERS            // fibers of one host thread, one at a time
+};
+
+// The serial orders of emu_schedule.h, which fibers always follow: one
+// thread of the block holds the turn; when it stops (at a barrier, a
+// shuffle or its end) the turn goes to the first ready thread in the
+// order. With host threads, each waits on its own condition variable, so
+// that a handover wakes one thread, not all.
 enum SerialState : unsigned char { READY, AT_SYNC, AT_WARP, DONE };
 
 struct Serial {
-    std::mutex mu;
+    std::mutex mu;                                   // host threads only
     std::unique_ptr<std::condition_variable[]> cv;   // one per thread
     std::vector<SerialState> state;
-    std::vector<unsigned> rank;   // the order: the lowest rank runs first
-    unsigned running = 0;         // the thread whose turn it is
-    EmuSchedule order = EMU_CONCURRENT;
-    uint64_t rng = 0;             // for EMU_SERIAL_SHUFFLED
+    std::vector<unsigned> rank;      // the order: the lowest rank runs first
+    std::vector<unsigned> by_rank;   // by_rank[k]: the thread of rank k
+    std::vector<unsigned> at_warp;   // per warp: lanes at its meeting or done
+    unsigned at_sync = 0, done = 0;  // threads at the barrier, returned
+    // No READY thread has a rank below it: the next turn is found by
+    // looking on from here rather than over the whole block each time.
+    unsigned cursor = 0;
+    unsigned running = 0;            // the thread whose turn it is
+    EmuSchedule order = EMU_SERIAL_FORWARD;
+    uint64_t rng = 0;                // for EMU_SERIAL_SHUFFLED
 };
 
 struct Launch {
@@ -101,10 +173,11 @@ struct Launch {
     unsigned nthreads;
     const std::function<void()> *body;
     std::vector<unsigned char> shared;   // dynamic shared memory
-    Barrier sync;                        // __syncthreads
-    Barrier done;                        // the end of a block
+    Way way;
+    Barrier sync;                        // __syncthreads (THREADS)
+    Barrier done;                        // the end of a block (THREADS)
     std::vector<Warp> warps;
-    Serial serial;                       // when the order is a serial one
+    Serial serial;                       // SERIAL_THREADS and FIBERS
 };
 
 thread_local Launch *cur;
@@ -121,7 +194,13 @@ void reset_block(Launch *L) {
         unsigned first = (unsigned)w * 32, n = L->nthreads - first;
         L->warps[w].bar.reset(n < 32 ? (int)n : 32);
     }
-    memset(L->shared.data(), 0xff, L->shared.size());
+    if (!L->shared.empty()) memset(L->shared.data(), 0xff, L->shared.size());
+}
+
+// Thread tid's threadIdx in a block of L's shape.
+uint3 thread_index(const Launch *L, unsigned tid) {
+    unsigned bx = L->block.x, by = L->block.y;
+    return {tid % bx, (tid / bx) % by, tid / (bx * by)};
 }
 
 // splitmix64: a small generator of the shuffled orders.
@@ -136,59 +215,78 @@ uint64_t next_random(uint64_t *state) {
 void serial_order(Serial *S, unsigned n) {
     for (unsigned t = 0; t < n; t++)
         S->rank[t] = S->order == EMU_SERIAL_REVERSE ? n - 1 - t : t;
-    if (S->order != EMU_SERIAL_SHUFFLED) return;
-    for (unsigned t = n - 1; t > 0; t--) {   // Fisher-Yates
-        unsigned j = (unsigned)(next_random(&S->rng) % (t + 1));
-        std::swap(S->rank[t], S->rank[j]);
-    }
+    if (S->order == EMU_SERIAL_SHUFFLED)
+        for (unsigned t = n - 1; t > 0; t--) {   // Fisher-Yates
+            unsigned j = (unsigned)(next_random(&S->rng) % (t + 1));
+            std::swap(S->rank[t], S->rank[j]);
+        }
+    for (unsigned t = 0; t < n; t++) S->by_rank[S->rank[t]] = t;
+    S->cursor = 0;
 }
 
-// Gives the turn to the first ready thread (S->mu held). With none ready
-// and some threads not done, they wait for each other: a barrier or a
-// shuffle that some thread never reaches.
-void serial_hand_over(Launch *L) {
+// Every thread ready at the start of a block, in a fresh order.
+void serial_start_block(Launch *L) {
     Serial *S = &L->serial;
-    unsigned best = L->nthreads;
-    for (unsigned t = 0; t < L->nthreads; t++)
-        if (S->state[t] == READY
-            && (best == L->nthreads || S->rank[t] < S->rank[best]))
-            best = t;
-    if (best == L->nthreads)
-        fail("kernel %s: threads wait at a __syncthreads or a warp shuffle "
-             "that other threads of the block never reach (one inside a "
-             "branch that some threads skip?)", L->name);
-    S->running = best;
-    S->cv[best].notify_one();
+    std::fill(S->state.begin(), S->state.end(), READY);
+    std::fill(S->at_warp.begin(), S->at_warp.end(), 0u);
+    S->at_sync = 0, S->done = 0;
+    serial_order(S, L->nthreads);
 }
 
-// Thread tid stops as `why` (S->mu held): releases the barrier or the
-// warp's meeting that it completes, starts the next block when it is the
-// block's last thread, and hands the turn over.
-void serial_stop(Launch *L, unsigned tid, SerialState why) {
+// Thread tid has stopped as `why`: releases the barrier or the warp's
+// meeting that it completes. Returns true when it was the block's last
+// thread, after making all ready for the next block.
+bool serial_stop(Launch *L, unsigned tid, SerialState why) {
     Serial *S = &L->serial;
-    unsigned n = L->nthreads;
+    unsigned n = L->nthreads, w = tid / 32;
     S->state[tid] = why;
-    unsigned at_sync = 0, done = 0;
-    for (unsigned t = 0; t < n; t++)
-        at_sync += S->state[t] == AT_SYNC, done += S->state[t] == DONE;
-    if (done == n) {   // the block is over: the next one starts afresh
+    if (why == AT_SYNC) S->at_sync++;
+    else S->at_warp[w]++, S->done += why == DONE;
+    if (S->done == n) {   // the block is over: the next one starts afresh
         reset_block(L);
-        std::fill(S->state.begin(), S->state.end(), READY);
-        serial_order(S, n);
-    } else if (at_sync > 0 && at_sync + done == n) {   // __syncthreads
+        serial_start_block(L);
+        return true;
+    }
+    if (S->at_sync > 0 && S->at_sync + S->done == n) {   // __syncthreads
         for (unsigned t = 0; t < n; t++)
             if (S->state[t] == AT_SYNC) S->state[t] = READY;
+        S->at_sync = 0;
         serial_order(S, n);
     }
     // the warp's lanes meet (those that returned count as there)
-    unsigned first = tid / 32 * 32, last = std::min(first + 32, n);
-    bool met = true;
-    for (unsigned t = first; t < last; t++)
-        met = met && (S->state[t] == AT_WARP || S->state[t] == DONE);
-    if (met)
+    unsigned first = w * 32, last = std::min(first + 32, n);
+    if (S->at_warp[w] == last - first)
         for (unsigned t = first; t < last; t++)
-            if (S->state[t] == AT_WARP) S->state[t] = READY;
-    serial_hand_over(L);
+            if (S->state[t] == AT_WARP) {
+                S->state[t] = READY;
+                S->at_warp[w]--;
+                S->cursor = std::min(S->cursor, S->rank[t]);
+            }
+    return false;
+}
+
+// The first ready thread in the order. With none ready (and some threads
+// not done), they wait for each other: a barrier or a shuffle that some
+// thread never reaches, which stops the program.
+unsigned serial_next(Launch *L) {
+    Serial *S = &L->serial;
+    unsigned n = L->nthreads;
+    while (S->cursor < n && S->state[S->by_rank[S->cursor]] != READY)
+        S->cursor++;
+    if (S->cursor == n)
+        fail("kernel %s: threads wait at a __syncthreads or a warp shuffle "
+             "that other threads of the block never reach (one inside a "
+             "branch that some threads skip?)", L->name);
+    return S->by_rank[S->cursor];
+}
+
+// ---- a block's threads as host threads ------------------------------------
+
+// Gives the turn to the first ready thread (S->mu held).
+void serial_hand_over(Launch *L) {
+    Serial *S = &L->serial;
+    S->running = serial_next(L);
+    S->cv[S->running].notify_one();
 }
 
 // Waits until it is thread tid's turn (S->mu held by lk).
@@ -197,25 +295,27 @@ void serial_wait_turn(Serial *S, unsigned tid,
     S->cv[tid].wait(lk, [S, tid] { return S->running == tid; });
 }
 
-// A barrier (AT_SYNC) or a shuffle's meeting (AT_WARP) in a serial order.
+// A barrier (AT_SYNC) or a shuffle's meeting (AT_WARP) in a serial order
+// of host threads.
 void serial_meet(Launch *L, SerialState why) {
     Serial *S = &L->serial;
     std::unique_lock<std::mutex> lk(S->mu);
     serial_stop(L, cur_tid, why);
+    serial_hand_over(L);
     serial_wait_turn(S, cur_tid, lk);
 }
 
+// The life of host thread tid: its part of every block of the grid.
 void worker(Launch *L, unsigned tid) {
     cur = L, cur_tid = tid;
     blockDim = L->block, gridDim = L->grid;
-    unsigned bx = L->block.x, by = L->block.y;
-    threadIdx = {tid % bx, (tid / bx) % by, tid / (bx * by)};
+    threadIdx = thread_index(L, tid);
     unsigned gx = L->grid.x, gy = L->grid.y;
     size_t blocks = (size_t)gx * gy * L->grid.z;
     for (size_t b = 0; b < blocks; b++) {
         blockIdx = {(unsigned)(b % gx), (unsigned)(b / gx % gy),
                     (unsigned)(b / ((size_t)gx * gy))};
-        if (L->serial.order != EMU_CONCURRENT) {
+        if (L->way == SERIAL_THREADS) {
             Serial *S = &L->serial;
             {
                 std::unique_lock<std::mutex> lk(S->mu);
@@ -224,6 +324,7 @@ void worker(Launch *L, unsigned tid) {
             (*L->body)();
             std::unique_lock<std::mutex> lk(S->mu);
             serial_stop(L, tid, DONE);
+            serial_hand_over(L);
             continue;
         }
         (*L->body)();
@@ -232,6 +333,122 @@ void worker(Launch *L, unsigned tid) {
         // the next block starts when every thread has finished this one
         L->done.wait(L->name, "block end", [L] { reset_block(L); });
     }
+}
+
+// Runs L on one host thread per thread of its blocks; returns when all
+// have finished the last block.
+void run_threads(Launch *L) {
+    std::vector<std::thread> threads;
+    threads.reserve(L->nthreads);
+    for (unsigned t = 0; t < L->nthreads; t++)
+        threads.emplace_back(worker, L, t);
+    for (auto &t : threads) t.join();
+}
+
+// ---- a block's threads as fibers ------------------------------------------
+//
+// A fiber is a stack and the registers saved when it last stopped. The
+// launching host thread is the scheduler: it switches to the fiber whose
+// turn it is (swapcontext), which runs until its next __syncthreads,
+// shuffle or return and switches back. Nothing runs at the same time, so
+// nothing needs a lock; and since every fiber runs on the same host
+// thread, the thread_local threadIdx, cur and cur_tid are the scheduler's
+// to set before each switch.
+
+// A fiber's stack, with an unmapped page below it, so that a kernel that
+// overflows it stops with a segmentation fault rather than writing over
+// its neighbour's stack. (Pages are only backed by memory once touched.)
+#if EMU_ASAN
+const size_t FIBER_STACK = 1024 * 1024;   // AddressSanitizer's frames are bigger
+#else
+const size_t FIBER_STACK = 256 * 1024;
+#endif
+
+struct Fiber {
+    ucontext_t ctx;
+    char *stack;                  // its lowest address
+    void *asan_fake = nullptr;    // AddressSanitizer's bookkeeping
+};
+
+// The scheduler's state (under launch_mu: one launch at a time).
+struct Fibers {
+    std::vector<std::unique_ptr<Fiber>> pool;   // grown to the largest block
+    ucontext_t scheduler;
+    SerialState why;                // why the running fiber stopped
+    void *asan_fake = nullptr;      // AddressSanitizer's, for the scheduler
+    const void *host_stack = nullptr;   // the scheduler's stack, for it too
+    size_t host_stack_size = 0;
+} fibers;
+
+// A fiber with a fresh stack, ready to be pointed at fiber_main.
+Fiber *new_fiber(void) {
+    long page = sysconf(_SC_PAGESIZE);
+    void *p = mmap(nullptr, FIBER_STACK + page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) fail("no memory for a fiber's stack");
+    mprotect(p, page, PROT_NONE);   // the guard page
+    std::unique_ptr<Fiber> f(new Fiber);
+    f->stack = (char *)p + page;
+    if (getcontext(&f->ctx) != 0) fail("getcontext failed");
+    return f.release();
+}
+
+// The running fiber stops as `why` and returns to the scheduler; it goes
+// on from here when it gets its next turn (never, once DONE).
+void fiber_stop(SerialState why) {
+    Fiber *f = fibers.pool[cur_tid].get();
+    fibers.why = why;
+    asan_start_switch(why == DONE ? nullptr : &f->asan_fake,
+                      fibers.host_stack, fibers.host_stack_size);
+    swapcontext(&f->ctx, &fibers.scheduler);
+    asan_finish_switch(f->asan_fake, nullptr, nullptr);
+}
+
+// Where every fiber starts: the kernel, for the thread of cur_tid.
+void fiber_main(void) {
+    asan_finish_switch(nullptr, &fibers.host_stack,
+                       &fibers.host_stack_size);
+    (*cur->body)();
+    fiber_stop(DONE);
+}
+
+// Runs every block of L in turn, its threads as fibers taking turns in
+// the order of L->serial; returns when the last block is over.
+void run_fibers(Launch *L) {
+    unsigned n = L->nthreads;
+    while (fibers.pool.size() < n) fibers.pool.emplace_back(new_fiber());
+    cur = L;
+    blockDim = L->block, gridDim = L->grid;
+    unsigned gx = L->grid.x, gy = L->grid.y;
+    size_t blocks = (size_t)gx * gy * L->grid.z;
+    for (size_t b = 0; b < blocks; b++) {
+        blockIdx = {(unsigned)(b % gx), (unsigned)(b / gx % gy),
+                    (unsigned)(b / ((size_t)gx * gy))};
+        for (unsigned t = 0; t < n; t++) {   // each thread from the start
+            Fiber *f = fibers.pool[t].get();
+            f->ctx.uc_stack.ss_sp = f->stack;
+            f->ctx.uc_stack.ss_size = FIBER_STACK;
+            f->ctx.uc_link = nullptr;   // fiber_main never returns
+            makecontext(&f->ctx, fiber_main, 0);
+        }
+        bool over = false;
+        while (!over) {
+            unsigned t = serial_next(L);
+            Fiber *f = fibers.pool[t].get();
+            cur_tid = t;
+            threadIdx = thread_index(L, t);
+            asan_start_switch(&fibers.asan_fake, f->stack, FIBER_STACK);
+            swapcontext(&fibers.scheduler, &f->ctx);
+            asan_finish_switch(fibers.asan_fake, nullptr, nullptr);
+            over = serial_stop(L, t, fibers.why);
+        }
+    }
+}
+
+// A barrier (AT_SYNC) or a shuffle's meeting (AT_WARP), one at a time.
+void meet(Launch *L, SerialState why) {
+    if (L->way == FIBERS) fiber_stop(why);
+    else serial_meet(L, why);
 }
 
 float shuffle(unsigned mask, float v, int src) {
@@ -244,13 +461,12 @@ float shuffle(unsigned mask, float v, int src) {
              "not a whole number of warps", L->name, L->nthreads);
     Warp &w = L->warps[cur_tid / 32];
     int lane = (int)(cur_tid % 32);
-    bool serial = L->serial.order != EMU_CONCURRENT;
     w.vals[lane] = v;
-    if (serial) serial_meet(L, AT_WARP);
+    if (L->way != THREADS) meet(L, AT_WARP);
     else w.bar.wait(L->name, "warp shuffle");
     float r = src >= 0 && src < 32 ? w.vals[src] : v;
     // nobody writes before all have read
-    if (serial) serial_meet(L, AT_WARP);
+    if (L->way != THREADS) meet(L, AT_WARP);
     else w.bar.wait(L->name, "warp shuffle");
     return r;
 }
@@ -260,7 +476,7 @@ float shuffle(unsigned mask, float v, int src) {
 // ---- the kernel language ----------------------------------------------------
 
 void __syncthreads(void) {
-    if (cur->serial.order != EMU_CONCURRENT) serial_meet(cur, AT_SYNC);
+    if (cur->way != THREADS) meet(cur, AT_SYNC);
     else cur->sync.wait(cur->name, "__syncthreads");
 }
 
@@ -312,6 +528,17 @@ void schedule_from_environment(void) {
              "shuffled or shuffled:SEED", e);
 }
 
+// Whether blocks run as host threads rather than fibers: always under
+// ThreadSanitizer, which sees races only between real threads; in any
+// build with CUDA_EMU_THREADS=1 (to compare the two).
+bool host_threads(void) {
+    static const bool threads = [] {
+        const char *e = getenv("CUDA_EMU_THREADS");
+        return EMU_TSAN || (e && strcmp(e, "1") == 0);
+    }();
+    return threads;
+}
+
 }  // namespace
 
 void emu_set_schedule(EmuSchedule order, uint64_t seed) {
@@ -356,25 +583,31 @@ void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
     L.done.reset((int)n);
     reset_block(&L);
     if (schedule < 0) schedule_from_environment();
-    Serial *S = &L.serial;
-    S->order = (EmuSchedule)schedule;
-    if (S->order != EMU_CONCURRENT) {
-        S->cv.reset(new std::condition_variable[n]);
-        S->state.assign(n, READY);
+    EmuSchedule order = (EmuSchedule)schedule;
+    L.way = !host_threads()             ? FIBERS
+            : order == EMU_CONCURRENT ? THREADS
+                                      : SERIAL_THREADS;
+    if (L.way != THREADS) {
+        Serial *S = &L.serial;
+        // Fibers take turns: for them "all at once, in whatever order"
+        // is a shuffled order. (Lowest first, the nearest to how host
+        // threads start, misses a read of a static __shared__ value that
+        // an earlier block left behind, just right by chance.)
+        S->order = order == EMU_CONCURRENT ? EMU_SERIAL_SHUFFLED : order;
+        if (L.way == SERIAL_THREADS)
+            S->cv.reset(new std::condition_variable[n]);
+        S->state.resize(n);
         S->rank.resize(n);
+        S->by_rank.resize(n);
+        S->at_warp.resize((n + 31) / 32);
         // each launch its own shuffles, the same ones run after run
         S->rng = schedule_seed + 0x2545f4914f6cdd1dull * ++schedule_launches;
-        serial_order(S, (unsigned)n);
-        S->running = (unsigned)(std::min_element(S->rank.begin(),
-                                                 S->rank.end())
-                                - S->rank.begin());
+        serial_start_block(&L);
+        S->running = S->by_rank[0];
     }
-    std::vector<std::thread> threads;
-    threads.reserve(n);
-    for (unsigned t = 0; t < n; t++) threads.emplace_back(worker, &L, t);
-    for (auto &t : threads) t.join();
+    if (L.way == FIBERS) run_fibers(&L);
+    else run_threads(&L);
 }
-
 // ---- the runtime --------------------------------------------------------------
 
 cudaError_t cudaMalloc(void **p, size_t bytes) {

@@ -7,9 +7,17 @@
 // It emulates exactly what the chapter's kernels use, and no more:
 //
 //   a launch       the grid's blocks run one after another; the threads
-//                  of a block are host threads, all started together
-//                  (or, for the tests, one at a time in a fixed order:
-//                  emu_schedule.h)
+//                  of a block are fibers (each its own stack) that the
+//                  launching host thread runs one at a time, each until
+//                  its next __syncthreads, shuffle or return, in an order
+//                  of emu_schedule.h (a shuffled one by default).
+//                  Under ThreadSanitizer (make check-tsan), or with
+//                  CUDA_EMU_THREADS=1, they are host threads instead, all
+//                  started together (or taking turns in that order): the
+//                  only way the sanitizer sees the races of a missing
+//                  barrier. Fibers are many times faster: a switch costs
+//                  a fraction of a microsecond, a host thread's start and
+//                  each wake-up at a barrier several microseconds
 //   __syncthreads  a barrier of the block's threads (a thread that has
 //                  returned counts as arrived, as on the GPU since Volta)
 //   __shared__     one static copy, which each block in turn uses; the
@@ -26,8 +34,10 @@
 // Not emulated: streams (everything is synchronous), tensor-core
 // intrinsics, bf16 arithmetic, the warp's lockstep (lanes run freely
 // between two shuffles, which is what CUDA promises since Volta anyway).
-// A barrier that some threads never reach stops the program after 20
-// seconds with the kernel's name, where the GPU would hang or misbehave.
+// A barrier that some threads never reach stops the program with the
+// kernel's name, where the GPU would hang or misbehave: at once when the
+// threads take turns (no thread is left to run), after 20 seconds when
+// they are host threads all at once.
 #ifndef CH8_EMU_H
 #define CH8_EMU_H
 
@@ -57,7 +67,8 @@ struct dim3 {
         : x(x_), y(y_), z(z_) {}
 };
 
-// Each host thread has its own: which thread of which block it is.
+// Which thread of which block runs now: each host thread has its own,
+// which the fiber scheduler sets before it switches to a fiber.
 extern thread_local uint3 threadIdx, blockIdx;
 extern thread_local dim3 blockDim, gridDim;
 static const int warpSize = 32;

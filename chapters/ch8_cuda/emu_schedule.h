@@ -1,15 +1,21 @@
 // emu_schedule.h - the order in which the emulator (emu.h) runs the
 // threads of a block; C-callable, for the tests.
 //
-// By default a block's threads are host threads that all run at once, in
-// whatever order the operating system picks: close to a GPU, and what
-// ThreadSanitizer watches for races. A kernel that lacks a __syncthreads
-// then gives wrong numbers only some of the time. The serial orders make
-// such a bug show every time: one thread runs at a time, each until its
-// next __syncthreads, warp shuffle or return, and then the next one in
-// the order. A thread that reads a value another thread has not written
-// yet (or has already overwritten) reads it deterministically wrong: the
-// NaN that fills fresh dynamic shared memory, or a stale value.
+// EMU_CONCURRENT, the default, means the block's threads all at once, in
+// whatever order the operating system picks, where they are host threads
+// (under ThreadSanitizer, which watches them for races, or with
+// CUDA_EMU_THREADS=1): close to a GPU, and a kernel that lacks a
+// __syncthreads gives wrong numbers only some of the time. Elsewhere the
+// threads are fibers, which take turns, and EMU_CONCURRENT is the same as
+// EMU_SERIAL_SHUFFLED (with the seed given, 0 from the environment).
+//
+// The serial orders make a missing barrier show every time: one thread
+// runs at a time, each until its next __syncthreads, warp shuffle or
+// return, and then the next one in the order. A thread that reads a
+// value another thread has not written yet (or has already overwritten)
+// reads it deterministically wrong: the NaN that fills fresh dynamic
+// shared memory, or a stale value (which may, by chance, be right in one
+// order and not in another: the tests try several).
 //
 //   EMU_SERIAL_FORWARD   lowest thread index first (finds a reader that
 //                        runs ahead of higher threads, as a tree
