@@ -4,9 +4,11 @@
 // block size, run under the host emulation (no GPU needed).
 //
 // Each kernel runs in four orders of its block's threads (emu_schedule.h):
-// all at once, then one at a time lowest first, highest first and
-// shuffled. A kernel that lacks a __syncthreads passes the first now and
-// then, and fails one of the serial ones every time. Each output array is
+// the emulation's default (all at once with host threads, and in a
+// shuffled order when a block's threads are fibers: emu.h), then one at a
+// time lowest first, highest first and shuffled. A kernel that lacks a
+// __syncthreads may pass the first, and fails one of the serial ones
+// every time. Each output array is
 // followed on the device by a guard of GUARD floats that must stay as it
 // was: a thread of the last block that writes past the end fails.
 //
@@ -59,7 +61,7 @@ static const char *order_words(EmuSchedule o) {
     case EMU_SERIAL_FORWARD: return "one at a time, lowest first";
     case EMU_SERIAL_REVERSE: return "one at a time, highest first";
     case EMU_SERIAL_SHUFFLED: return "one at a time, shuffled";
-    default: return "all at once";
+    default: return "in the default order";
     }
 }
 
@@ -105,9 +107,9 @@ static void check_output(const char *what, EmuSchedule order,
     ck_assert_msg(err <= TOL, "%s, threads %s: [%zu] is %g, want %g "
                   "(error %.2g > %.0g)%s", what, order_words(order), worst,
                   g, n ? want[worst] : 0, err, TOL,
-                  // (the orders run in turn: all at once passed)
+                  // (the orders run in turn: the default one passed)
                   order == EMU_CONCURRENT ? ""
-                  : " (right with all threads at once: a missing "
+                  : " (right in the default order: a missing "
                     "__syncthreads?)");
     ck_assert_msg(!guard || stray == n + GUARD, "%s, threads %s: wrote past the end, "
                   "at [%zu] of %zu floats (no bounds check in the last "
