@@ -55,7 +55,7 @@ static const EmuSchedule ORDERS[] = {EMU_CONCURRENT, EMU_SERIAL_FORWARD,
                                      EMU_SERIAL_SHUFFLED};
 #define N_ORDERS ((int)(sizeof ORDERS / sizeof ORDERS[0]))
 
-// "all threads at once", or which order one at a time, for messages.
+// Which order the threads ran in, for messages.
 static const char *order_words(EmuSchedule o) {
     switch (o) {
     case EMU_SERIAL_FORWARD: return "one at a time, lowest first";
