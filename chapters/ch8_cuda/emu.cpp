@@ -541,6 +541,8 @@ bool host_threads(void) {
 
 }  // namespace
 
+bool emu_host_threads(void) { return host_threads(); }
+
 void emu_set_schedule(EmuSchedule order, uint64_t seed) {
     std::lock_guard<std::mutex> lk(launch_mu);
     schedule = order, schedule_seed = seed, schedule_launches = 0;

@@ -48,6 +48,9 @@
 
 #include "emu_schedule.h"
 
+// Whether a block's threads are host threads (true) or fibers, as above.
+bool emu_host_threads(void);
+
 // ---- the kernel language ----------------------------------------------------
 
 #define __global__

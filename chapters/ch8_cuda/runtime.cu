@@ -54,7 +54,8 @@ void cuda_device_describe(char *buf, size_t size) {
              p.totalGlobalMem / 1073741824.0, p.major, p.minor);
 #else
     snprintf(buf, size, "the host emulation (emu.h): blocks one after "
-             "another, a block's threads as host threads");
+             "another, a block's threads as %s", emu_host_threads()
+             ? "host threads" : "fibers taking turns");
 #endif
 }
 
