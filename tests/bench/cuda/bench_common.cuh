@@ -48,7 +48,8 @@ struct BenchOpts {
 
 // Parses --small, --validate-only, --repeats N and --help; anything else
 // is a usage error (exit 2), as the chapter programs do.
-static BenchOpts bench_parse(int argc, char **argv, const char *what) {
+static inline BenchOpts bench_parse(int argc, char **argv,
+                                    const char *what) {
     BenchOpts o = {false, false, 50, 5, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--small")) {
@@ -84,9 +85,15 @@ static BenchOpts bench_parse(int argc, char **argv, const char *what) {
     return o;
 }
 
-// The first lines: what is measured, and on what.
-static void bench_begin(const char *what) {
+// The first lines: what is measured, and on what. Without a GPU (the
+// nvcc build on a machine that has none) it says so and exits with 1.
+static inline void bench_begin(const char *what) {
     char dev[200];
+    if (!cuda_device_present(dev, sizeof dev)) {
+        fprintf(stderr, "no GPU here (%s): the emulated build of this "
+                "benchmark (make kbench-emu) checks its versions\n", dev);
+        exit(1);
+    }
     cuda_device_describe(dev, sizeof dev);
     printf("%s\ndevice: %s\n", what, dev);
 #ifndef __CUDACC__
@@ -96,21 +103,21 @@ static void bench_begin(const char *what) {
 }
 
 // The exit status: 1 when any version failed its check.
-static int bench_end(const BenchOpts &o) {
+static inline int bench_end(const BenchOpts &o) {
     if (o.failed) printf("%d check(s) FAILED\n", o.failed);
     else printf("every version agrees with the CPU\n");
     return o.failed ? 1 : 0;
 }
 
 // n normal(mean, std) floats on the host (free()).
-static float *bench_randn(Rng *rng, size_t n, float mean, float std) {
+static inline float *bench_randn(Rng *rng, size_t n, float mean, float std) {
     float *p = (float *)xmalloc((n ? n : 1) * sizeof *p);
     rng_normal_fill(rng, p, n, mean, std);
     return p;
 }
 
 // A device copy of n host floats.
-static float *bench_to_device(const float *h, size_t n) {
+static inline float *bench_to_device(const float *h, size_t n) {
     float *d = cuda_alloc_floats(n);
     cuda_upload(d, h, n);
     return d;
@@ -118,13 +125,13 @@ static float *bench_to_device(const float *h, size_t n) {
 
 // Fills n device floats with NaN bytes, so that whatever a version leaves
 // unwritten shows in its check (and not the previous version's result).
-static void bench_poison(float *dev, size_t n) {
+static inline void bench_poison(float *dev, size_t n) {
     CUDA_CHECK(cudaMemset(dev, 0xff, n * sizeof *dev));
 }
 
 // max|got - want| / max|want| of two host arrays; a NaN in got gives NaN.
-static double bench_rel_err_host(const float *got, const float *want,
-                                 size_t n) {
+static inline double bench_rel_err_host(const float *got,
+                                        const float *want, size_t n) {
     double diff = 0, scale = 0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - want[i]);
@@ -135,8 +142,8 @@ static double bench_rel_err_host(const float *got, const float *want,
 }
 
 // The same for a device array against a host one.
-static double bench_rel_err(const float *got_dev, const float *want,
-                            size_t n) {
+static inline double bench_rel_err(const float *got_dev,
+                                   const float *want, size_t n) {
     float *got = (float *)xmalloc((n ? n : 1) * sizeof *got);
     cuda_download(got, got_dev, n);
     double e = bench_rel_err_host(got, want, n);
@@ -145,13 +152,14 @@ static double bench_rel_err(const float *got_dev, const float *want,
 }
 
 // The larger of two errors, NaN winning (a plain max would drop it).
-static double bench_worse(double a, double b) {
+static inline double bench_worse(double a, double b) {
     return (a != a || b != b) ? NAN : (a > b ? a : b);
 }
 
 // The median time in ms of run(), over o.repeats runs after o.warmup
 // untimed ones, each between two events.
-static double bench_time(const BenchOpts &o, const std::function<void()> &run) {
+static inline double bench_time(const BenchOpts &o,
+                                const std::function<void()> &run) {
     cudaEvent_t start, stop;
     CUDA_CHECK(cudaEventCreate(&start));
     CUDA_CHECK(cudaEventCreate(&stop));
@@ -178,11 +186,12 @@ static double bench_time(const BenchOpts &o, const std::function<void()> &run) {
 // kernel must move at least (0: no GB/s, for a compute-bound kernel).
 // blocks == NULL: the version picks its own block size (the chapter's
 // public function), run(0) once.
-static void bench_version(BenchOpts &o, const char *name,
-                          const int *blocks, int nblocks, double bytes,
-                          const std::function<void()> &prepare,
-                          const std::function<void(int)> &run,
-                          const std::function<double()> &check) {
+static inline void bench_version(BenchOpts &o, const char *name,
+                                 const int *blocks, int nblocks,
+                                 double bytes,
+                                 const std::function<void()> &prepare,
+                                 const std::function<void(int)> &run,
+                                 const std::function<double()> &check) {
     printf("%s\n", name);
     int own = 0;
     if (!blocks) blocks = &own, nblocks = 1;
