@@ -310,10 +310,16 @@ valgrind: data/tinyshakespeare.txt $(MULTI30K)
 # Chapter 8's kernels under ThreadSanitizer: the emulation runs a block's
 # threads as host threads, so a missing __syncthreads is a data race.
 # (No OpenMP and no OpenBLAS threads in this build: only ours are watched.)
+# The kernel benchmarks' versions are checked there too (--validate-only,
+# blocks of up to 256 threads: each thread is a host thread there).
 check-tsan: data/tinyshakespeare.txt
-	@$(MAKE) --no-print-directory runner SAN=thread NO_BLAS=1
+	@$(MAKE) --no-print-directory runner kbench-emu SAN=thread NO_BLAS=1
 	CK_RUN_SUITE=ch8 TSAN_OPTIONS=halt_on_error=1 \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/ex/$(EXKEY)/run_tests
+	@for b in $(KBENCH_SRC:%.cu=$(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/%.emu); do \
+	    TSAN_OPTIONS=halt_on_error=1 $$b --small --validate-only --max-block 256 > $$b.log 2>&1 \
+	    && echo "kernel benchmark $$(basename $$b .emu) under ThreadSanitizer: $$(tail -n 1 $$b.log)" \
+	    || { cat $$b.log; echo "FAILED: $$b --small --validate-only --max-block 256"; exit 1; }; done
 .PHONY: check-tsan
 
 # ---- benchmarks ---------------------------------------------------------------------
@@ -387,6 +393,8 @@ help:
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
+	@echo "  make bench-kernels  chapter 8's kernels, version by version, over block sizes"
+	@echo "                      (tests/bench/cuda/*.cu; needs nvcc and a GPU; BENCH=\"--repeats N\")"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"
 	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"
 	@echo "                      the BLEU test vectors) into data/"

@@ -43,14 +43,15 @@ struct BenchOpts {
     bool validate_only;   // --validate-only: no timing
     int repeats;          // --repeats N: timed runs per block size
     int warmup;           // untimed runs before them
+    int max_block;        // --max-block N: no larger blocks than this
     int failed;           // versions x block sizes that failed so far
 };
 
-// Parses --small, --validate-only, --repeats N and --help; anything else
-// is a usage error (exit 2), as the chapter programs do.
+// Parses --small, --validate-only, --repeats N, --max-block N and --help;
+// anything else is a usage error (exit 2), as the chapter programs do.
 static inline BenchOpts bench_parse(int argc, char **argv,
                                     const char *what) {
-    BenchOpts o = {false, false, 50, 5, 0};
+    BenchOpts o = {false, false, 50, 5, 1024, 0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--small")) {
             o.small = true;
@@ -63,13 +64,24 @@ static inline BenchOpts bench_parse(int argc, char **argv,
                         argv[0]);
                 exit(2);
             }
+        } else if (!strcmp(argv[i], "--max-block") && i + 1 < argc) {
+            o.max_block = atoi(argv[++i]);
+            if (o.max_block < 32) {
+                fprintf(stderr, "%s: --max-block must be at least 32\n",
+                        argv[0]);
+                exit(2);
+            }
         } else if (!strcmp(argv[i], "--help")) {
             printf("%s: %s\n"
                    "  --small          small odd sizes, one timed run "
                    "(what make check runs, emulated)\n"
                    "  --validate-only  check every version, time none\n"
                    "  --repeats N      timed runs per block size "
-                   "(default: 50; the median is printed)\n",
+                   "(default: 50; the median is printed)\n"
+                   "  --max-block N    skip the block sizes above N (the "
+                   "emulation under\n"
+                   "                   ThreadSanitizer starts a host thread "
+                   "per GPU thread)\n",
                    argv[0], what);
             exit(0);
         } else {
@@ -196,6 +208,7 @@ static inline void bench_version(BenchOpts &o, const char *name,
     int own = 0;
     if (!blocks) blocks = &own, nblocks = 1;
     for (int b = 0; b < nblocks; b++) {
+        if (blocks[b] > o.max_block) continue;
         prepare();
         run(blocks[b]);
         CUDA_CHECK(cudaDeviceSynchronize());

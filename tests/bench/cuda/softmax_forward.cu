@@ -18,10 +18,12 @@
 // column). v1 should be the slowest by far, as LayerNorm's v1: a warp's
 // 32 threads read 32 rows T floats apart (32 cache lines per load, none
 // shared), and it reads each row three times. v2 makes every load
-// coalesced and gives 32 threads to each row. v3 reads the row from
-// memory twice instead of three times: for rows that do not stay in the
-// cache between passes, about a third less traffic than v2, at the cost
-// of an exp more for each new maximum.
+// coalesced and gives 32 threads to each row. v3 reads the row twice
+// instead of three times: where a row does not stay in the cache between
+// passes, a third less traffic than v2, at the cost of an exp more for
+// each new maximum. A row of T = 1024 floats is only 4 KB, though, and
+// may well stay in the SM's L1 cache from one pass to the next, in which
+// case v2 and v3 should be close; the GB/s column will tell.
 //
 //   softmax_forward [--small] [--validate-only] [--repeats N]
 #include "bench_common.cuh"
