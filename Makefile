@@ -170,6 +170,10 @@ CUDA_HOME = $(call lazy,CUDA_HOME,dirname $$(dirname $$(command -v $(NVCC))))
 CH8_CU := $(wildcard $(CH8_DIR)/*.cu)
 CH8_EMU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.emu.o) $(OBJ)/$(CH8_DIR)/emu.emu.o
 CH8_GPU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.gpu.o)
+# the kernel benchmarks (see "benchmarks" below)
+KBENCH_SRC := $(wildcard tests/bench/cuda/*.cu)
+KBENCH_EMU := $(KBENCH_SRC:%.cu=$(OBJ)/%.emu)
+KBENCH_GPU := $(KBENCH_SRC:%.cu=$(OBJ)/%.gpu)
 CXXFLAGS_EMU = -std=c++17 $(OPT) -fno-math-errno $(filter-out -Wvla,$(WARN)) -pthread -MMD -MP \
     $(if $(filter 1,$(PORTABLE)),,-march=native) $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
     $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) $(if $(filter 1,$(SAN)),-fno-sanitize=null) \
@@ -278,13 +282,18 @@ shq = $(subst ','\'',$(1))
 ifeq ($(EXERCISES),solutions)
 # The whole suite with the reference answers: must pass. Then the tests of
 # the grader itself, which grade broken copies of solutions/, and the
-# programs' command lines (tests/cli/test_cli.sh, a few seconds).
+# programs' command lines (tests/cli/test_cli.sh, a few seconds), and the
+# checks of chapter 8's kernel benchmarks, emulated at small sizes (a few
+# seconds; each prints its table when a version fails).
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
-check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS)
+check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU)
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
 	bash tests/cli/test_cli.sh $(OBJ)
+	@for b in $(KBENCH_EMU); do \
+	    if $$b --small > $$b.log 2>&1; then echo "kernel benchmark $$(basename $$b .emu) --small, emulated: $$(tail -n 1 $$b.log)"; \
+	    else cat $$b.log; echo "FAILED: $$b --small (emulated)"; exit 1; fi; done
 else
 # Grading another folder: always writes a report, even when it does not build.
 check: grade
@@ -306,10 +315,16 @@ valgrind: data/tinyshakespeare.txt $(MULTI30K)
 # Chapter 8's kernels under ThreadSanitizer: the emulation runs a block's
 # threads as host threads, so a missing __syncthreads is a data race.
 # (No OpenMP and no OpenBLAS threads in this build: only ours are watched.)
+# The kernel benchmarks' versions are checked there too (--validate-only,
+# blocks of up to 256 threads: each thread is a host thread there).
 check-tsan: data/tinyshakespeare.txt
-	@$(MAKE) --no-print-directory runner SAN=thread NO_BLAS=1
+	@$(MAKE) --no-print-directory runner kbench-emu SAN=thread NO_BLAS=1
 	CK_RUN_SUITE=ch8 TSAN_OPTIONS=halt_on_error=1 \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/ex/$(EXKEY)/run_tests
+	@for b in $(KBENCH_SRC:%.cu=$(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/%.emu); do \
+	    TSAN_OPTIONS=halt_on_error=1 $$b --small --validate-only --max-block 256 > $$b.log 2>&1 \
+	    && echo "kernel benchmark $$(basename $$b .emu) under ThreadSanitizer: $$(tail -n 1 $$b.log)" \
+	    || { cat $$b.log; echo "FAILED: $$b --small --validate-only --max-block 256"; exit 1; }; done
 .PHONY: check-tsan
 
 # ---- benchmarks ---------------------------------------------------------------------
@@ -323,6 +338,38 @@ bench:
 bench-gpu: ch8
 	python3 tests/bench/cuda/bench_gpu.py $(BENCH)
 .PHONY: bench-gpu
+
+# Chapter 8's kernel benchmarks (tests/bench/cuda/*.cu): versions of one
+# kernel each, checked against the CPU and timed over block sizes. Each
+# builds twice, as the chapter's kernels: with nvcc for the GPU (X.gpu,
+# linked with the chapter's GPU objects), which `make bench-kernels` runs
+# (BENCH="--repeats 100" and so on); and under the host emulation (X.emu,
+# linked with libch8.a), whose checks `make check` runs at small sizes.
+$(OBJ)/tests/bench/cuda/%.emu.o: tests/bench/cuda/%.cu | $(OBJ)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,CXX $< (emulated))$(CXX_EMU) $(CXXFLAGS_EMU) -x c++ -c $< -o $@
+$(OBJ)/tests/bench/cuda/%.emu: $(OBJ)/tests/bench/cuda/%.emu.o $(OBJ)/libch8.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CXX_EMU) $(LDFLAGS_ALL) $^ $(CH8_LIBS) $(LIBS_ALL) -o $@
+$(OBJ)/tests/bench/cuda/%.gpu.o: tests/bench/cuda/%.cu | $(OBJ)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,NVCC $<)$(NVCC) $(NVCCFLAGS_ALL) -M -MT $@ $< -o $(@:.o=.d) && \
+	    $(NVCC) $(NVCCFLAGS_ALL) -c $< -o $@
+$(OBJ)/libch8gpu.a: $(CH8_GPU_OBJ)
+	@rm -f $@ && ar rcs $@ $^
+$(OBJ)/tests/bench/cuda/%.gpu: $(OBJ)/tests/bench/cuda/%.gpu.o $(OBJ)/libch8gpu.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+	    -lcublas -lcudart $(CH8_LIBS) $(LIBS_ALL) -o $@
+# (kept: make would delete these objects as intermediates and rebuild them)
+.SECONDARY: $(KBENCH_SRC:%.cu=$(OBJ)/%.emu.o) $(KBENCH_SRC:%.cu=$(OBJ)/%.gpu.o)
+kbench-emu: $(KBENCH_EMU)
+ifeq ($(HAVE_NVCC),1)
+bench-kernels: banner $(KBENCH_GPU)
+	@for b in $(KBENCH_GPU); do echo; echo "== $$b"; $$b $(BENCH) || exit 1; done
+else
+bench-kernels: banner
+	@echo "bench-kernels: nvcc not found: the kernel benchmarks need the CUDA toolkit and a GPU"; exit 1
+endif
+.PHONY: bench-kernels kbench-emu
 
 # The numbers of chapter 7's text about subwords (tests/bench/bpe_stats.c).
 $(OBJ)/bpe_stats: tests/bench/bpe_stats.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
@@ -351,6 +398,8 @@ help:
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
+	@echo "  make bench-kernels  chapter 8's kernels, version by version, over block sizes"
+	@echo "                      (tests/bench/cuda/*.cu; needs nvcc and a GPU; BENCH=\"--repeats N\")"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"
 	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"
 	@echo "                      the BLEU test vectors) into data/"

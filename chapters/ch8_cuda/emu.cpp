@@ -657,6 +657,43 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
     return cudaSuccess;
 }
 
+// An event is the host clock's reading at its last record.
+struct EmuEvent {
+    std::chrono::steady_clock::time_point at;
+    bool recorded;
+};
+
+cudaError_t cudaEventCreate(cudaEvent_t *e) {
+    *e = new EmuEvent{std::chrono::steady_clock::time_point(), false};
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e) {
+    if (!e) return last_error = cudaErrorInvalidValue;
+    e->at = std::chrono::steady_clock::now();
+    e->recorded = true;
+    return cudaSuccess;
+}
+
+// Nothing to wait for: the launches before the record have finished.
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    return e ? cudaSuccess : (last_error = cudaErrorInvalidValue);
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                 cudaEvent_t end) {
+    if (!start || !end || !start->recorded || !end->recorded)
+        return last_error = cudaErrorInvalidValue;
+    std::chrono::duration<double, std::milli> d = end->at - start->at;
+    *ms = (float)d.count();
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    delete e;
+    return cudaSuccess;
+}
+
 const char *cudaGetErrorString(cudaError_t e) {
     switch (e) {
     case cudaSuccess: return "no error";

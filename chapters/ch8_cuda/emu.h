@@ -127,6 +127,22 @@ cudaError_t cudaGetDeviceCount(int *n);
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 const char *cudaGetErrorString(cudaError_t e);
 
+// Events, for the kernel benchmarks' timing (tests/bench/cuda/): an event
+// records the host clock when cudaEventRecord is called, and
+// cudaEventElapsedTime gives the milliseconds between two. Every launch
+// here has finished when it returns, so this times the emulation, which
+// is thousands of times slower than a GPU and in other proportions: these
+// numbers say nothing about a kernel's speed on a GPU. No streams: the
+// record takes the event alone (the real one's stream defaults to 0).
+typedef struct EmuEvent *cudaEvent_t;
+cudaError_t cudaEventCreate(cudaEvent_t *e);
+cudaError_t cudaEventRecord(cudaEvent_t e);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+// cudaErrorInvalidValue when either event was never recorded, as CUDA.
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                 cudaEvent_t end);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+
 // ---- cuBLAS (column-major, as the real one) ------------------------------------
 
 typedef struct EmuBlas *cublasHandle_t;
