@@ -317,9 +317,11 @@ valgrind: data/tinyshakespeare.txt $(MULTI30K)
 # (No OpenMP and no OpenBLAS threads in this build: only ours are watched.)
 # The kernel benchmarks' versions are checked there too (--validate-only,
 # blocks of up to 256 threads: each thread is a host thread there).
+# Only the kernels' test case: the trainer's test runs the same kernels
+# for minutes there (a thread per GPU thread), and runs in `make check`.
 check-tsan: data/tinyshakespeare.txt
 	@$(MAKE) --no-print-directory runner kbench-emu SAN=thread NO_BLAS=1
-	CK_RUN_SUITE=ch8 TSAN_OPTIONS=halt_on_error=1 \
+	CK_RUN_SUITE=ch8 CK_RUN_CASE=kernels TSAN_OPTIONS=halt_on_error=1 \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/ex/$(EXKEY)/run_tests
 	@for b in $(KBENCH_SRC:%.cu=$(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/%.emu); do \
 	    TSAN_OPTIONS=halt_on_error=1 $$b --small --validate-only --max-block 256 > $$b.log 2>&1 \
