@@ -190,3 +190,30 @@ void train_state_free(TrainState *s) {
     st_free(&s->file);
     memset(s, 0, sizeof *s);
 }
+
+int checkpoint_dir_check(const char *dir, Error *err) {
+    struct stat st;
+    if ((mkdir(dir, 0777) != 0 && errno != EEXIST) || access(dir, W_OK) != 0)
+        return error_set(err, "cannot save checkpoints in %s: %s", dir,
+                         strerror(errno));
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return error_set(err, "cannot save checkpoints in %s: not a folder",
+                         dir);
+    return 0;
+}
+
+volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    interrupted = 1;
+}
+
+void catch_sigint(void) {
+    interrupted = 0;
+    signal(SIGINT, on_sigint);
+}
+
+void release_sigint(void) {
+    signal(SIGINT, SIG_DFL);
+}

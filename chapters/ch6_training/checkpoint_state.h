@@ -11,6 +11,8 @@
 #ifndef CH6_CHECKPOINT_STATE_H
 #define CH6_CHECKPOINT_STATE_H
 
+#include <signal.h>
+
 #include "safetensors.h"
 #include "train.h"
 
@@ -45,5 +47,17 @@ int train_state_load(TrainState *s, const char *dir, int step, Error *err);
 // model after this (./ch8 puts the GPU's in) calls that one's load.
 int trainer_restore(Trainer *t, const TrainState *s, Error *err);
 void train_state_free(TrainState *s);
+
+// A folder that cannot take checkpoints should fail before the run it
+// was meant to save: creates dir if missing and checks that it is a
+// folder we may write in. Returns 0, or -1 with a message.
+int checkpoint_dir_check(const char *dir, Error *err);
+
+// Ctrl-C during a run: between catch_sigint() and release_sigint(), a
+// Ctrl-C only sets `interrupted`, so that the loop can end its step,
+// save, and say how to resume, instead of losing the run.
+extern volatile sig_atomic_t interrupted;
+void catch_sigint(void);
+void release_sigint(void);
 
 #endif

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,16 +391,6 @@ static void print_run(const Run *r, const Options *o, int threads) {
     if (*dev) printf("device      %s\n", dev);
 }
 
-// A folder that cannot take checkpoints should fail now, not after the
-// run it was meant to save.
-static void check_out_dir(const char *out) {
-    struct stat st;
-    if ((mkdir(out, 0777) != 0 && errno != EEXIST) || access(out, W_OK) != 0)
-        die("cannot save checkpoints in %s: %s", out, strerror(errno));
-    if (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))
-        die("cannot save checkpoints in %s: not a folder", out);
-}
-
 // ---- training --------------------------------------------------------------
 
 static void print_id(int id, void *ctx) {
@@ -425,13 +414,6 @@ static void show_sample(const Gpt *m, const Vocab *v, int chars,
         printf("(sampling failed: %s)", err.msg);
     printf("\n----\n");
     free(ids);
-}
-
-// Ctrl-C asks the loop to stop after the step it is in.
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) {
-    (void)sig;
-    interrupted = 1;
 }
 
 // What the loop leaves for the report.
@@ -513,7 +495,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     out->last_val = NAN;
     Progress pr;
     progress_start(&pr, stdout, c->steps, o->print_every);
-    signal(SIGINT, on_sigint);
+    catch_sigint();
     prof_on = o->profile;
     bool reached = false;
     double start = time_now();
@@ -564,7 +546,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     }
     prof_on = false;
     progress_end(&pr);
-    signal(SIGINT, SIG_DFL);
+    release_sigint();
     if (interrupted) {
         out->exit_code = 130;   // the shell's code for a Ctrl-C
         if (*o->out)
@@ -668,7 +650,8 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
     else start_run(&r, &o);
-    if (*o.out) check_out_dir(o.out);
+    if (*o.out && checkpoint_dir_check(o.out, &err) != 0)
+        die("%s", err.msg);
     FILE *log = NULL;
     if (*o.log) {   // before anything is printed: a bad path fails first
         log = fopen(o.log, *o.resume ? "a" : "w");

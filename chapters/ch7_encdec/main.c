@@ -398,7 +398,8 @@ int main(int argc, char **argv) {
     if ((mode && strcmp(mode, "translate") == 0)
         || flags_peek(argc, argv, "checkpoint")
         || flags_peek(argc, argv, "translate")
-        || flags_peek(argc, argv, "translate-file"))
+        || flags_peek(argc, argv, "translate-file")
+        || flags_peek(argc, argv, "resume"))
         return mt_main(argc, argv);
     Options o = {.task = "reverse", .symbols = 10, .min_len = 3,
                  .max_len = 8, .embd = 32, .layers = 2, .heads = 4,

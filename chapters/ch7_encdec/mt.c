@@ -1,5 +1,6 @@
 #include "mt.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,9 +8,11 @@
 
 #include "bleu.h"
 #include "bpe.h"
+#include "checkpoint_state.h"
 #include "decode.h"
 #include "error.h"
 #include "flags.h"
+#include "json.h"
 #include "mem.h"
 #include "pairs.h"
 #include "progress.h"
@@ -23,21 +26,67 @@
 #include "translate.h"
 #include "utf8.h"
 
+// ---- presets -----------------------------------------------------------------
+
 typedef struct {
-    const char *task, *data, *src_lang, *tgt_lang, *tokenizer;
+    const char *name;
+    int merges, max_len, embd, layers, heads, ffn, batch_tokens, epochs;
+    float dropout, lr;
+    int warmup;
+} Preset;
+
+//> mt-presets
+static const Preset PRESETS[] = {
+    {"default", 4000, 100, 128, 3, 4, 512, 4000, 6, 0.1f, 1e-3f, 400},
+    {"base", 8000, 75, 512, 6, 8, 2048, 1100, 68, 0.1f, 5e-4f, 4000},
+};
+//< mt-presets
+
+enum { N_PRESETS = sizeof PRESETS / sizeof PRESETS[0] };
+
+// ---- flags ---------------------------------------------------------------------
+
+typedef struct {
+    const char *task, *preset, *data, *src_lang, *tgt_lang, *tokenizer;
     int merges, max_len;
     int embd, layers, heads, ffn;
     float dropout, smoothing;
     int batch_tokens, epochs, eval_every, show, beam, threads, print_every;
+    int save_every, stop_at_step;
     float alpha;
     const char *save, *checkpoint, *translate, *translate_file;
+    const char *out, *resume, *log;
     bool quiet;
 } Options;
 
+// What --resume may not change, because the saved run fixes it.
+typedef struct {
+    const char *name;
+    const void *value;
+} Fixed;
+
 static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
+    error_set_progname(argv[0]);
+    const char *name = flags_peek(argc, argv, "preset");
+    const Preset *p = NULL;
+    for (int i = 0; i < N_PRESETS; i++)
+        if (strcmp(PRESETS[i].name, name ? name : "default") == 0)
+            p = &PRESETS[i];
+    if (!p) flags_fail("--preset must be default or base, got '%s'", name);
+    o->preset = p->name, o->merges = p->merges, o->max_len = p->max_len;
+    o->embd = p->embd, o->layers = p->layers, o->heads = p->heads;
+    o->ffn = p->ffn, o->batch_tokens = p->batch_tokens;
+    o->epochs = p->epochs, o->dropout = p->dropout;
+    t->lr = p->lr, t->warmup = p->warmup;
     Flag flags[] = {
         {"task", FLAG_STRING, &o->task, "translate (copy, reverse and sort "
          "are the synthetic tasks: ./ch7 --help)"},
+        {"preset", FLAG_STRING, &o->preset, "the defaults of the flags "
+         "below: default (a small model, about 10 minutes on 2 cores) or "
+         "base (the base model of Attention Is All You Need, trained as the "
+         "blog post on German to English does: d_model 512, FFN 2048, 8 "
+         "heads, 6 + 6 layers, at most 75 tokens, about 32 pairs a batch, "
+         "68 epochs)"},
         {"data", FLAG_STRING, &o->data, "the folder of the corpus: "
          "train, val and test_2016_flickr, .de and .en"},
         {"src", FLAG_STRING, &o->src_lang, "the source language: the "
@@ -60,7 +109,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
          "tokens of a batch, padding included"},
         {"epochs", FLAG_INT, &o->epochs, "passes over the training pairs"},
         {"steps", FLAG_INT, &t->steps, "steps of the run (0: --epochs' "
-         "worth)"},
+         "worth; with --resume: extends the run)"},
         {"lr", FLAG_FLOAT, &t->lr, "peak learning rate"},
         {"warmup", FLAG_INT, &t->warmup, "steps of linear warmup"},
         {"eval-every", FLAG_INT, &o->eval_every, "steps between evaluations "
@@ -75,6 +124,16 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
          "lines when the output is not a terminal"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
+        {"out", FLAG_STRING, &o->out, "save the run in this folder (its "
+         "model.safetensors is a model --checkpoint takes)"},
+        {"save-every", FLAG_INT, &o->save_every, "steps between checkpoints "
+         "in --out (0: only at the end)"},
+        {"resume", FLAG_STRING, &o->resume, "continue the run saved in this "
+         "folder"},
+        {"stop-at-step", FLAG_INT, &o->stop_at_step, "stop after this step "
+         "as Ctrl-C would, saving with --out, to --resume later (0: never)"},
+        {"log", FLAG_STRING, &o->log, "write a CSV row per step and per "
+         "evaluation here"},
         {"save", FLAG_STRING, &o->save, "write the trained model (with its "
          "tokenizer) to this safetensors file"},
         {"checkpoint", FLAG_STRING, &o->checkpoint, "translate with this "
@@ -106,6 +165,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"beam", o->beam, 1, 64}, {"alpha", o->alpha, 0, 2},
         {"threads", o->threads, 0, 1024},
         {"print-every", o->print_every, 1, 1e7},
+        {"save-every", o->save_every, 0, 1e8},
+        {"stop-at-step", o->stop_at_step, 0, 1e8},
     };
     flags_check_ranges(range, sizeof range / sizeof range[0]);
     const char *texts[][2] = {
@@ -116,19 +177,44 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     const char *maybe[][2] = {
         {"save", o->save}, {"checkpoint", o->checkpoint},
         {"translate", o->translate}, {"translate-file", o->translate_file},
+        {"out", o->out}, {"resume", o->resume}, {"log", o->log},
     };
     for (size_t i = 0; i < sizeof maybe / sizeof maybe[0]; i++)
         if (flags_given(maybe[i][1]) && *maybe[i][1] == 0)
             flags_fail("--%s is empty", maybe[i][0]);
     if ((*o->translate || *o->translate_file) && !*o->checkpoint)
         flags_fail("--translate and --translate-file need --checkpoint "
-                   "FILE, a model saved with --save");
+                   "FILE, a model saved with --save (or --out DIR's "
+                   "DIR/model.safetensors)");
     if (*o->translate && *o->translate_file)
         flags_fail("give --translate or --translate-file, not both");
+    if (*o->checkpoint && *o->resume)
+        flags_fail("--checkpoint translates and --resume trains: give one");
     if (o->embd % o->heads != 0)
         flags_fail("--embd %d does not split into --heads %d", o->embd,
                    o->heads);
     if (strcmp(o->tokenizer, "char") == 0) o->merges = 0;
+    if (*o->resume) {
+        // The saved run fixes the data, the tokenizer, the model, the
+        // batches and the schedule; --steps may extend it, and
+        // evaluation, saving and output may change freely.
+        const Fixed fixed[] = {
+            {"preset", &o->preset}, {"data", &o->data},
+            {"src", &o->src_lang}, {"tgt", &o->tgt_lang},
+            {"tokenizer", &o->tokenizer}, {"merges", &o->merges},
+            {"max-len", &o->max_len}, {"embd", &o->embd},
+            {"layers", &o->layers}, {"heads", &o->heads}, {"ffn", &o->ffn},
+            {"dropout", &o->dropout}, {"smoothing", &o->smoothing},
+            {"batch-tokens", &o->batch_tokens}, {"epochs", &o->epochs},
+            {"lr", &t->lr}, {"warmup", &t->warmup}, {"seed", &t->seed},
+        };
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (flags_given(fixed[i].value))
+                flags_fail("--%s cannot change on --resume: the run saved "
+                           "in %s fixes it (start a new run to change it)",
+                           fixed[i].name, o->resume);
+        if (!*o->out) o->out = o->resume;   // keep saving where it lives
+    }
 }
 
 // ---- the tokenizer -------------------------------------------------------
@@ -327,18 +413,387 @@ static int translate_saved(const Options *o) {
     return 0;
 }
 
+// ---- a run on disk ------------------------------------------------------------
+//
+// --out DIR holds chapter 6's pair of files (checkpoint_state.h): the
+// model with its tokenizer, and the optimiser's state. DIR/translate.json
+// holds what else fixes the run: the corpus and how it is cut into
+// batches, which --resume reads back.
+
+static void run_file_path(char *buf, size_t size, const char *dir) {
+    snprintf(buf, size, "%s/translate.json", dir);
+}
+
+static void run_file_write(const Options *o, const char *dir) {
+    StrBuf b = {0};
+    const char *texts[][2] = {{"data", o->data}, {"src", o->src_lang},
+                              {"tgt", o->tgt_lang},
+                              {"tokenizer", o->tokenizer}};
+    sb_append(&b, "{", 1);
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        sb_printf(&b, "\"%s\": ", texts[i][0]);
+        sb_json_string(&b, texts[i][1], strlen(texts[i][1]));
+        sb_append(&b, ", ", 2);
+    }
+    sb_printf(&b, "\"batch_tokens\": %d, \"smoothing\": %.9g, "
+              "\"epochs\": %d}\n", o->batch_tokens, o->smoothing, o->epochs);
+    char path[4096], tmp[4200];
+    run_file_path(path, sizeof path, dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f && fwrite(b.s, 1, b.len, f) == b.len;
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok || rename(tmp, path) != 0)
+        die("cannot write %s: %s", path, strerror(errno));
+    sb_free(&b);
+}
+
+// Reads DIR/translate.json into o; o's strings then point into the
+// returned tree (free it at the end).
+static Json *run_file_read(Options *o, const char *dir) {
+    char path[4096];
+    run_file_path(path, sizeof path, dir);
+    Error err;
+    size_t len;
+    char *text = read_file(path, &len, &err);
+    if (!text)
+        die("--resume %s: %s (give the --out DIR of an earlier "
+            "./ch7 --task translate run)", dir, err.msg);
+    Json *j = json_parse(text, len, &err);
+    free(text);
+    if (!j) die("%s: %s", path, err.msg);
+    const char *keys[] = {"data", "src", "tgt", "tokenizer"};
+    const char **dst[] = {&o->data, &o->src_lang, &o->tgt_lang,
+                          &o->tokenizer};
+    for (int i = 0; i < 4; i++) {
+        const Json *v = json_get(j, keys[i]);
+        if (!v || v->type != JSON_STRING)
+            die("%s: no string \"%s\"", path, keys[i]);
+        *dst[i] = v->str;
+    }
+    const Json *bt = json_get(j, "batch_tokens"),
+               *sm = json_get(j, "smoothing"), *ep = json_get(j, "epochs");
+    int64_t tokens, epochs;
+    if (!bt || json_int64(bt, &tokens) != 0 || tokens < 16 || tokens > 1e7
+        || !ep || json_int64(ep, &epochs) != 0 || epochs < 1
+        || epochs > 10000 || !sm || sm->type != JSON_NUMBER
+        || !(sm->num >= 0 && sm->num <= 0.99))
+        die("%s: batch_tokens, smoothing or epochs missing or out of range",
+            path);
+    o->batch_tokens = (int)tokens, o->epochs = (int)epochs;
+    o->smoothing = (float)sm->num;
+    return j;
+}
+
+// ---- building the run -----------------------------------------------------
+
+typedef struct {
+    Bpe bpe;
+    char *vocab;              // the tokenizer as text, for checkpoints
+    PairCorpus train, val, test;
+    PairBatcher tb, vb;       // training and validation batches
+    Seq2SeqTrain g;           // the model, its activations and batch
+    Trainer tr;               // the optimiser's state, the generators
+    Json *saved;              // --resume: the run's translate.json
+} Run;
+
+// The three splits as ids, and their batches for seed's shuffles.
+static void load_data(Run *r, const Options *o, uint64_t seed) {
+    load_split(&r->train, o, &r->bpe, "train", true);
+    load_split(&r->val, o, &r->bpe, "val", false);
+    load_split(&r->test, o, &r->bpe, "test_2016_flickr", false);
+    Error err;
+    if (batcher_init(&r->tb, &r->train, o->batch_tokens, seed, &err) != 0
+        || batcher_init(&r->vb, &r->val, o->batch_tokens, seed, &err) != 0)
+        die("%s", err.msg);
+    printf("batches     %d of at most %d tokens an epoch, %.1f%% of them "
+           "padding\n", r->tb.n_batches, o->batch_tokens,
+           100 * batcher_padding(&r->tb));
+}
+
+// The activations' capacity: B rows of S and T tokens that hold the
+// largest batch of either corpus.
+static void capacity(const Run *r, int *B, int *S, int *T) {
+    *S = r->tb.max_S > r->vb.max_S ? r->tb.max_S : r->vb.max_S;
+    *T = r->tb.max_T > r->vb.max_T ? r->tb.max_T : r->vb.max_T;
+    *B = 1;
+    const PairBatcher *both[2] = {&r->tb, &r->vb};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < both[k]->n_batches; i++) {
+            const PairBatch *pb = &both[k]->b[i];
+            int need = (int)(((long)pb->rows * pb->S + *S - 1) / *S);
+            int need_t = (int)(((long)pb->rows * pb->T + *T - 1) / *T);
+            if (need < need_t) need = need_t;
+            if (need > *B) *B = need;
+        }
+}
+
+// The model m (new or loaded) goes into r->g with activations for the
+// largest batch; checks the memory first.
+static void build_model(Run *r, Seq2Seq *m, float smoothing) {
+    int B, S, T;
+    capacity(r, &B, &S, &T);
+    Error err;
+    size_t floats = seq2seq_train_floats(&m->cfg, B, S, T);
+    if (mem_check(floats, "training", "lower --batch-tokens, --embd, --ffn "
+                  "or --layers", &err) != 0)
+        flags_fail("%s", err.msg);
+    if (seq2seq_train_init(&r->g, m, B, S, T, smoothing, &err) != 0)
+        die("%s", err.msg);
+    r->g.vocab = r->vocab;
+    const Seq2SeqConfig *c = &r->g.model.cfg;
+    printf("model       d_model %d, %d + %d layers, %d heads, FFN %d, "
+           "tied embeddings: %zu parameters, %.0f MiB for training\n",
+           c->n_embd, c->n_enc, c->n_dec, c->n_head, c->n_ffn,
+           r->g.model.num_params, floats * 4.0 / (1 << 20));
+}
+
+static const char BANNER[] = "== Chapter 7: German to English ==\n\n";
+
+static void start_run(Run *r, const Options *o, TrainConfig *tc) {
+    printf("%s", BANNER);
+    learn_tokenizer(&r->bpe, o);
+    r->vocab = bpe_to_string(&r->bpe, NULL);
+    load_data(r, o, tc->seed);
+    if (tc->steps == 0) tc->steps = o->epochs * r->tb.n_batches;
+    tc->decay_steps = tc->steps;
+    tc->min_lr = tc->lr / 10;
+    Seq2SeqConfig cfg = seq2seq_config_default(r->bpe.vocab_size,
+                                               o->max_len + 1);
+    cfg.n_embd = o->embd, cfg.n_enc = cfg.n_dec = o->layers;
+    cfg.n_head = o->heads, cfg.n_ffn = o->ffn, cfg.dropout = o->dropout;
+    Error err;
+    if (seq2seq_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
+    Seq2Seq m;
+    if (seq2seq_create(&m, &cfg, &err) != 0) die("%s", err.msg);
+    Rng rng;
+    rng_seed(&rng, tc->seed);
+    seq2seq_init(&m, &rng);
+    build_model(r, &m, o->smoothing);
+    TrainModel tm = seq2seq_train_model(&r->g);
+    if (trainer_init(&r->tr, &tm, tc, &err) != 0) die("%s", err.msg);
+}
+
+// --resume DIR: the tokenizer and model from DIR/model.safetensors, the
+// optimiser and generators from its state file, the batches from
+// translate.json; the run then goes on bit for bit as if never stopped.
+static void resume_run(Run *r, Options *o, const TrainConfig *tc) {
+    const char *dir = o->resume;
+    r->saved = run_file_read(o, dir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    Error err;
+    Seq2Seq m;
+    int step;
+    if (seq2seq_load(path, &m, &step, &r->vocab, &err) != 0)
+        die("%s", err.msg);
+    if (!r->vocab || bpe_from_string(&r->bpe, r->vocab, &err) != 0)
+        die("%s: not a translation model (its tokenizer: %s)", path,
+            r->vocab ? err.msg : "none");
+    if (flags_given(&tc->steps) && tc->steps < step)   // may extend it
+        flags_fail("--steps %d: the run in %s is already at step %d",
+                   tc->steps, dir, step);
+    o->max_len = m.cfg.max_len - 1;
+    printf("%s", BANNER);
+    printf("tokenizer   %s: %d characters + %d merges = %d tokens (from "
+           "%s)\n", r->bpe.n_merges ? "BPE" : "characters", r->bpe.n_chars,
+           r->bpe.n_merges, r->bpe.vocab_size, path);
+    TrainState st;
+    if (train_state_load(&st, dir, step, &err) != 0) die("%s", err.msg);
+    load_data(r, o, st.cfg.seed);
+    if (flags_given(&tc->steps)) st.cfg.steps = tc->steps;
+    build_model(r, &m, o->smoothing);
+    TrainModel tm = seq2seq_train_model(&r->g);
+    if (trainer_init(&r->tr, &tm, &st.cfg, &err) != 0
+        || trainer_restore(&r->tr, &st, &err) != 0)
+        die("%s", err.msg);
+    train_state_free(&st);
+    r->tb.drawn = r->tr.step;   // the batches go on where they stopped
+    printf("resumed     %s at step %d of %d\n", dir, r->tr.step,
+           r->tr.cfg.steps);
+}
+
+static void run_free(Run *r) {
+    trainer_free(&r->tr);
+    seq2seq_train_free(&r->g);
+    batcher_free(&r->tb);
+    batcher_free(&r->vb);
+    pairs_free(&r->train);
+    pairs_free(&r->val);
+    pairs_free(&r->test);
+    bpe_free(&r->bpe);
+    free(r->vocab);
+    json_free(r->saved);
+}
+
 // ---- training -----------------------------------------------------------------
+
+// The steps whose time gives the speed estimate, after the first (which
+// pays for touching fresh memory).
+enum { SPEED_PROBE = 10 };
+
+typedef struct {
+    char **val_refs;
+    DecodeConfig greedy;
+    double t0;
+} Eval;
+
+// Val nll and greedy val BLEU, printed and logged.
+static void evaluate_now(Run *r, const Eval *e, FILE *log) {
+    Error err;
+    int fail = 0;
+    double vl = val_nll(&r->g, &r->vb, &err, &fail);
+    if (fail) die("%s", err.msg);
+    BleuResult bl;
+    double secs;
+    char **hyps = translate_corpus(&r->g.model, &r->bpe, &r->val,
+                                   &e->greedy, &bl, NULL, e->val_refs, &secs);
+    free_all(hyps, r->val.n);
+    printf("eval step %d (epoch %.2f): val nll %.4f, val BLEU %.2f "
+           "(greedy)  [%.0f s]\n", r->tr.step,
+           (double)r->tr.step / r->tb.n_batches, vl, bl.score,
+           time_now() - e->t0);
+    fflush(stdout);
+    if (log) fprintf(log, "%d,,,,,,%.6f,%.4f\n", r->tr.step, vl, bl.score);
+}
+
+// How a run's loop ended.
+enum { RUN_DONE = 0, RUN_FAILED = 1, RUN_STOPPED = 2, RUN_INTERRUPTED = 130 };
+
+// Returns RUN_DONE, RUN_FAILED (a loss that was not finite),
+// RUN_STOPPED (at --stop-at-step) or RUN_INTERRUPTED (Ctrl-C).
+static int train(Run *r, const Options *o, FILE *log, double *train_time,
+                 long *tokens_done) {
+    Trainer *tr = &r->tr;
+    Seq2SeqTrain *g = &r->g;
+    Eval e = {.val_refs = decode_all(&r->bpe, r->val.tgt, r->val.tgt_off,
+                                     r->val.n),
+              .greedy = decode_config_default(), .t0 = time_now()};
+    e.greedy.beam = 1;
+    PairSource source = batcher_source(&r->tb);
+    Progress p;
+    progress_start(&p, stdout, tr->cfg.steps, o->print_every);
+    int first = tr->step, rc = RUN_DONE;
+    double probe_time = 0;
+    long probe_tokens = 0;
+    catch_sigint();
+    bool stop = false;
+    while (tr->step < tr->cfg.steps && !interrupted && !stop) {
+        StepResult res;
+        Error err;
+        double ts = time_now();
+        if (train_step(tr, &source, &res, &err) != 0) {
+            progress_end(&p);
+            fprintf(stderr, "%s: error: %s\n", error_progname(), err.msg);
+            if (*o->out)
+                fprintf(stderr, "%s: the last good checkpoint in %s is "
+                        "left as it was\n", error_progname(), o->out);
+            rc = RUN_FAILED;
+            break;
+        }
+        double dt = time_now() - ts;
+        *train_time += dt;
+        long tokens = g->last.n_valid;
+        for (int i = 0; i < g->acts.cur_B; i++)
+            for (int j = 0; j < g->acts.cur_S; j++)
+                tokens += g->src[(size_t)i * g->acts.cur_S + j] != TOK_PAD;
+        *tokens_done += tokens;
+        if (log)
+            fprintf(log, "%d,%.6f,%.6f,%.6g,%.6f,%.0f,,\n", tr->step,
+                    res.loss, g->last.nll, res.lr, res.grad_norm,
+                    tokens / dt);
+        if (!o->quiet) {
+            char extra[80];
+            snprintf(extra, sizeof extra, "loss %.4f  nll %.4f  lr %.1e",
+                     res.loss, g->last.nll, res.lr);
+            progress_update(&p, tr->step, (double)tokens, dt, extra);
+        }
+        if (tr->step > first + 1) probe_time += dt, probe_tokens += tokens;
+        if (tr->step == first + 1 + SPEED_PROBE
+            && tr->step < tr->cfg.steps) {
+            // what an epoch and the whole run cost on this machine
+            progress_end(&p);
+            double per_step = probe_time / SPEED_PROBE;
+            char epoch[32], run[32];
+            format_duration(per_step * r->tb.n_batches, epoch, sizeof epoch);
+            format_duration(per_step * (tr->cfg.steps - first), run,
+                            sizeof run);
+            printf("speed       %.0f tokens/s here: an epoch takes about "
+                   "%s, this run about %s\n", probe_tokens / probe_time,
+                   epoch, run);
+        }
+        bool last = tr->step == tr->cfg.steps;
+        if ((o->eval_every > 0 && tr->step % o->eval_every == 0) || last) {
+            progress_end(&p);
+            evaluate_now(r, &e, log);
+        }
+        stop = tr->step == o->stop_at_step && !last;
+        bool save = last || interrupted || stop
+                    || (o->save_every > 0 && tr->step % o->save_every == 0);
+        if (*o->out && save && trainer_save(tr, o->out, &err) != 0)
+            die("%s", err.msg);
+    }
+    progress_end(&p);
+    release_sigint();
+    free_all(e.val_refs, r->val.n);
+    if (interrupted || stop) {
+        rc = interrupted ? RUN_INTERRUPTED : RUN_STOPPED;
+        const char *how = interrupted ? "interrupted" : "stopped as asked";
+        if (*o->out)
+            printf("%s at step %d; saved in %s: ./ch7 --resume %s goes on "
+                   "from here\n", how, tr->step, o->out, o->out);
+        else
+            printf("%s at step %d; nothing saved (--out DIR keeps "
+                   "checkpoints)\n", how, tr->step);
+    }
+    return rc;
+}
+
+// ---- the report -------------------------------------------------------------
+
+// Test BLEU and chrF, greedy and with beam search, and a few sentences.
+static void report_test(const Run *r, const Options *o) {
+    const PairCorpus *test = &r->test;
+    char **refs = decode_all(&r->bpe, test->tgt, test->tgt_off, test->n);
+    printf("\ntest set (%d sentences):\n", test->n);
+    DecodeConfig greedy = decode_config_default(), beam = greedy;
+    greedy.beam = 1;
+    beam.beam = o->beam, beam.alpha = o->alpha;
+    char **shown = NULL;
+    for (int k = 0; k < 2; k++) {
+        const DecodeConfig *dc = k ? &beam : &greedy;
+        if (k && o->beam == 1) break;
+        BleuResult bl;
+        ChrfResult cf;
+        double secs;
+        char **hyps = translate_corpus(&r->g.model, &r->bpe, test, dc, &bl,
+                                       &cf, refs, &secs);
+        char line[256];
+        bleu_format(line, sizeof line, &bl, true);
+        printf("  %-8s %s\n", k ? "beam" : "greedy", line);
+        chrf_format(line, sizeof line, &cf, true);
+        printf("  %-8s %s\n", "", line);
+        printf("  %-8s %.1f sentences/s\n", "", test->n / secs);
+        if (!shown) shown = hyps;
+        else free_all(hyps, test->n);
+    }
+    char **srcs = decode_all(&r->bpe, test->src, test->src_off, test->n);
+    for (int i = 0; i < o->show && i < test->n; i++)
+        printf("\n  source     %s\n  reference  %s\n  greedy     %s\n",
+               srcs[i], refs[i], shown[i]);
+    free_all(srcs, test->n);
+    free_all(shown, test->n);
+    free_all(refs, test->n);
+}
 
 int mt_main(int argc, char **argv) {
     Options o = {.task = "translate", .data = "data/multi30k",
                  .src_lang = "de", .tgt_lang = "en", .tokenizer = "bpe",
-                 .merges = 4000, .max_len = 100, .embd = 128, .layers = 3,
-                 .heads = 4, .ffn = 512, .dropout = 0.1f, .smoothing = 0.1f,
-                 .batch_tokens = 4000, .epochs = 6, .eval_every = 0,
-                 .show = 5, .beam = 4, .alpha = 1.0f, .threads = 0,
-                 .print_every = 50, .save = "", .checkpoint = "",
-                 .translate = "", .translate_file = ""};
-    TrainConfig tc = {.batch = 1, .steps = 0, .lr = 1e-3f, .warmup = 400,
+                 .smoothing = 0.1f, .eval_every = 0, .show = 5, .beam = 4,
+                 .alpha = 1.0f, .threads = 0, .print_every = 50,
+                 .save = "", .checkpoint = "", .translate = "",
+                 .translate_file = "", .out = "", .resume = "", .log = ""};
+    TrainConfig tc = {.batch = 1, .steps = 0,
                       .adamw = {0.9f, 0.98f, 1e-9f, 0.01f},
                       .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 1,
                       .seed = 1337};
@@ -346,165 +801,46 @@ int mt_main(int argc, char **argv) {
     if (o.threads > 0) threads_set(o.threads);
     if (*o.checkpoint) return translate_saved(&o);
 
-    printf("== Chapter 7: German to English ==\n\n");
-    Bpe bpe;
-    learn_tokenizer(&bpe, &o);
-    PairCorpus train, val, test;
-    load_split(&train, &o, &bpe, "train", true);
-    load_split(&val, &o, &bpe, "val", false);
-    load_split(&test, &o, &bpe, "test_2016_flickr", false);
-
+    Run r = {0};
     Error err;
-    PairBatcher tb, vb;
-    if (batcher_init(&tb, &train, o.batch_tokens, tc.seed, &err) != 0
-        || batcher_init(&vb, &val, o.batch_tokens, tc.seed, &err) != 0)
-        die("%s", err.msg);
-    printf("batches     %d of at most %d tokens an epoch, %.1f%% of them "
-           "padding\n", tb.n_batches, o.batch_tokens,
-           100 * batcher_padding(&tb));
-    if (tc.steps == 0) tc.steps = o.epochs * tb.n_batches;
-    tc.decay_steps = tc.steps;
-    tc.min_lr = tc.lr / 10;
-
-    // activations for the largest batch of either corpus, in tokens
-    int S = tb.max_S > vb.max_S ? tb.max_S : vb.max_S;
-    int T = tb.max_T > vb.max_T ? tb.max_T : vb.max_T;
-    int B = 1;
-    const PairBatcher *both[2] = {&tb, &vb};
-    for (int k = 0; k < 2; k++)
-        for (int i = 0; i < both[k]->n_batches; i++) {
-            const PairBatch *pb = &both[k]->b[i];
-            int need = (int)(((long)pb->rows * pb->S + S - 1) / S);
-            int need_t = (int)(((long)pb->rows * pb->T + T - 1) / T);
-            if (need < need_t) need = need_t;
-            if (need > B) B = need;
-        }
-
-    Seq2SeqConfig cfg = seq2seq_config_default(bpe.vocab_size,
-                                               o.max_len + 1);
-    cfg.n_embd = o.embd, cfg.n_enc = cfg.n_dec = o.layers;
-    cfg.n_head = o.heads, cfg.n_ffn = o.ffn, cfg.dropout = o.dropout;
-    if (seq2seq_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
-    size_t floats = seq2seq_train_floats(&cfg, B, S, T);
-    if (mem_check(floats, "training", "lower --batch-tokens, --embd, --ffn "
-                  "or --layers", &err) != 0)
-        flags_fail("%s", err.msg);
-    Seq2Seq m;
-    Rng r;
-    rng_seed(&r, tc.seed);
-    if (seq2seq_create(&m, &cfg, &err) != 0) die("%s", err.msg);
-    seq2seq_init(&m, &r);
-    printf("model       d_model %d, %d + %d layers, %d heads, FFN %d, "
-           "tied embeddings: %zu parameters, %.0f MiB for training\n",
-           cfg.n_embd, cfg.n_enc, cfg.n_dec, cfg.n_head, cfg.n_ffn,
-           m.num_params, floats * 4.0 / (1 << 20));
-    printf("training    %d steps (%.1f epochs), lr %g -> %g (warmup %d, "
-           "cosine), label smoothing %g, dropout %g\n\n", tc.steps,
-           (double)tc.steps / tb.n_batches, tc.lr, tc.min_lr, tc.warmup,
-           o.smoothing, o.dropout);
-
-    Seq2SeqTrain g;
-    Trainer tr;
-    if (seq2seq_train_init(&g, &m, B, S, T, o.smoothing, &err) != 0)
-        die("%s", err.msg);
-    char *vocab = bpe_to_string(&bpe, NULL);
-    g.vocab = vocab;
-    TrainModel tm = seq2seq_train_model(&g);
-    if (trainer_init(&tr, &tm, &tc, &err) != 0) die("%s", err.msg);
-    PairSource source = batcher_source(&tb);
-    char **val_refs = decode_all(&bpe, val.tgt, val.tgt_off, val.n);
-    char **test_refs = decode_all(&bpe, test.tgt, test.tgt_off, test.n);
-    DecodeConfig greedy = decode_config_default();
-    greedy.beam = 1;
-
-    Progress p;
-    progress_start(&p, stdout, tc.steps, o.print_every);
-    double t0 = time_now(), train_time = 0;
-    long tokens_done = 0;
-    while (tr.step < tc.steps) {
-        StepResult res;
-        double ts = time_now();
-        if (train_step(&tr, &source, &res, &err) != 0) die("%s", err.msg);
-        double dt = time_now() - ts;
-        train_time += dt;
-        long tokens = 0;
-        for (int i = 0; i < g.acts.cur_B; i++)
-            for (int j = 0; j < g.acts.cur_S; j++)
-                tokens += g.src[(size_t)i * g.acts.cur_S + j] != TOK_PAD;
-        tokens += g.last.n_valid;
-        tokens_done += tokens;
-        if (!o.quiet) {
-            char extra[80];
-            snprintf(extra, sizeof extra, "loss %.4f  nll %.4f  lr %.1e",
-                     res.loss, g.last.nll, res.lr);
-            progress_update(&p, tr.step, (double)tokens, dt, extra);
-        }
-        bool last = tr.step == tc.steps;
-        if ((o.eval_every > 0 && tr.step % o.eval_every == 0) || last) {
-            progress_end(&p);
-            int fail = 0;
-            double vl = val_nll(&g, &vb, &err, &fail);
-            if (fail) die("%s", err.msg);
-            BleuResult bl;
-            double secs;
-            char **hyps = translate_corpus(&g.model, &bpe, &val, &greedy,
-                                           &bl, NULL, val_refs, &secs);
-            free_all(hyps, val.n);
-            printf("eval step %d (epoch %.2f): val nll %.4f, val BLEU %.2f "
-                   "(greedy)  [%.0f s]\n", tr.step,
-                   (double)tr.step / tb.n_batches, vl, bl.score,
-                   time_now() - t0);
-            fflush(stdout);
-        }
+    if (*o.resume) resume_run(&r, &o, &tc);
+    else start_run(&r, &o, &tc);
+    if (*o.out) {
+        if (checkpoint_dir_check(o.out, &err) != 0) die("%s", err.msg);
+        run_file_write(&o, o.out);
     }
-    progress_end(&p);
-    printf("\ntrained     %d steps in %.1f s: %.0f tokens/s (source + "
-           "target)\n", tr.step, train_time, tokens_done / train_time);
-    if (*o.save) {
-        if (seq2seq_save(o.save, &g.model, tr.step, vocab, &err) != 0)
+    FILE *log = NULL;
+    if (*o.log) {
+        log = fopen(o.log, *o.resume ? "a" : "w");
+        if (!log) die("--log %s: cannot write it: %s", o.log, strerror(errno));
+        // a step's row has its batch's numbers, an evaluation's the last two
+        if (!*o.resume)
+            fprintf(log, "step,loss,nll,lr,grad_norm,tokens_per_s,val_nll,"
+                         "val_bleu\n");
+    }
+    const TrainConfig *c = &r.tr.cfg;
+    printf("training    %d steps (%.1f epochs), lr %g -> %g (warmup %d, "
+           "cosine), label smoothing %g, dropout %g\n\n", c->steps,
+           (double)c->steps / r.tb.n_batches, c->lr, c->min_lr, c->warmup,
+           o.smoothing, r.g.model.cfg.dropout);
+
+    double train_time = 0;
+    long tokens_done = 0;
+    int rc = train(&r, &o, log, &train_time, &tokens_done);
+    if (log) fclose(log);
+    if (train_time > 0)
+        printf("\ntrained     %d steps in %.1f s: %.0f tokens/s (source + "
+               "target)\n", r.tr.step, train_time, tokens_done / train_time);
+    if (rc == RUN_DONE && *o.out)
+        printf("saved       %s/model.safetensors (./ch7 --checkpoint "
+               "%s/model.safetensors --translate TEXT)\n", o.out, o.out);
+    if (rc == RUN_DONE && *o.save) {
+        if (seq2seq_save(o.save, &r.g.model, r.tr.step, r.vocab, &err) != 0)
             die("%s", err.msg);
         printf("saved       %s (./ch7 --checkpoint %s --translate TEXT)\n",
                o.save, o.save);
     }
-
-    // the test set, greedy and with beam search
-    printf("\ntest set (%d sentences):\n", test.n);
-    DecodeConfig beam = decode_config_default();
-    beam.beam = o.beam, beam.alpha = o.alpha;
-    char **shown = NULL;
-    for (int k = 0; k < 2; k++) {
-        const DecodeConfig *dc = k ? &beam : &greedy;
-        if (k && o.beam == 1) break;
-        BleuResult bl;
-        ChrfResult cf;
-        double secs;
-        char **hyps = translate_corpus(&g.model, &bpe, &test, dc, &bl, &cf,
-                                       test_refs, &secs);
-        char line[256];
-        bleu_format(line, sizeof line, &bl, true);
-        printf("  %-8s %s\n", k ? "beam" : "greedy", line);
-        chrf_format(line, sizeof line, &cf, true);
-        printf("  %-8s %s\n", "", line);
-        printf("  %-8s %.1f sentences/s\n", "", test.n / secs);
-        if (!shown) shown = hyps;
-        else free_all(hyps, test.n);
-    }
-    char **srcs = decode_all(&bpe, test.src, test.src_off, test.n);
-    for (int i = 0; i < o.show && i < test.n; i++)
-        printf("\n  source     %s\n  reference  %s\n  greedy     %s\n",
-               srcs[i], test_refs[i], shown[i]);
-    free_all(srcs, test.n);
-    free_all(shown, test.n);
-    free_all(val_refs, val.n);
-    free_all(test_refs, test.n);
-    free(vocab);
-    trainer_free(&tr);
-    seq2seq_train_free(&g);
-    batcher_free(&tb);
-    batcher_free(&vb);
-    pairs_free(&train);
-    pairs_free(&val);
-    pairs_free(&test);
-    bpe_free(&bpe);
-    return 0;
+    if (rc == RUN_DONE) report_test(&r, &o);
+    run_free(&r);
+    return rc == RUN_STOPPED ? 0 : rc;
 }

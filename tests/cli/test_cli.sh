@@ -234,6 +234,34 @@ expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
 expect 1 "the config metadata has no \"src_vocab\"" ch7 --checkpoint \
     "$ROOT/tests/reference/ch5_bias.safetensors" --translate x
 
+# ch7 --task translate with --out: a run stopped at step 3 and resumed
+# ends with the files of the run that never stopped, byte for byte
+mt=(--task translate --merges 200 --embd 8 --ffn 8 --heads 1 --layers 1
+    --batch-tokens 500 --steps 6 --beam 1 --show 0 --quiet --threads 1)
+expect 0 "saved       $TMP/mtA/model.safetensors" ch7 "${mt[@]}" \
+    --out "$TMP/mtA" --log "$TMP/mt.csv"
+if [ "$(head -n 1 "$TMP/mt.csv")" != \
+     "step,loss,nll,lr,grad_norm,tokens_per_s,val_nll,val_bleu" ] \
+   || ! grep -qE '^3,[0-9.]+,[0-9.]+,[0-9.e-]+,[0-9.]+,[0-9]+,,$' "$TMP/mt.csv" \
+   || ! grep -qE '^6,,,,,,[0-9.]+,[0-9.]+$' "$TMP/mt.csv"; then
+    fail "ch7 --log: the CSV's columns"; cat "$TMP/mt.csv" >&2
+fi
+expect 0 "stopped as asked at step 3; saved in $TMP/mtB: ./ch7 --resume" \
+    ch7 "${mt[@]}" --out "$TMP/mtB" --stop-at-step 3
+grep -qF "test set" "$TMP/out" && fail "ch7 --stop-at-step: went on to test"
+expect 0 "resumed     $TMP/mtB at step 3 of 6" ch7 --resume "$TMP/mtB" \
+    --quiet --threads 1 --beam 1 --show 0
+for f in model.safetensors state-6.safetensors; do
+    cmp -s "$TMP/mtA/$f" "$TMP/mtB/$f" || fail "ch7 --resume: $f differs"
+done
+expect 2 "--embd cannot change on --resume" ch7 --resume "$TMP/mtB" --embd 4
+expect 2 "already at step 6" ch7 --resume "$TMP/mtB" --steps 5
+expect 1 "--resume $TMP/none: cannot open" ch7 --resume "$TMP/none"
+expect 2 "give one" ch7 --resume "$TMP/mtB" --checkpoint "$TMP/mt.safetensors"
+expect 2 "--preset must be default or base" ch7 --task translate --preset big
+expect 0 "d_model: channels (default: 512)" ch7 --task translate \
+    --preset base --help
+
 # ch8, built where nvcc is: chapter 6's flags, its own, and without a GPU
 # the emulated self-check (a GPU machine trains instead: not run here)
 if [ -x "$BIN/ch8" ]; then
