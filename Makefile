@@ -340,6 +340,13 @@ bench:
 bench-gpu: ch8
 	python3 tests/bench/cuda/bench_gpu.py $(BENCH)
 .PHONY: bench-gpu
+# ./ch7 --task translate against PyTorch (tests/bench/bench_mt.py): training
+# tokens/s for 60 steps, then decoding the test set greedy and with beam
+# search (BENCH="--checkpoint FILE" decodes a trained model instead; BENCH=
+# "--help" lists the rest). Needs PyTorch.
+bench-mt: ch7 $(OBJ)/bpe_ids
+	python3 tests/bench/bench_mt.py --no-build --bpe-ids $(OBJ)/bpe_ids $(BENCH)
+.PHONY: bench-mt
 
 # Chapter 8's kernel benchmarks (tests/bench/cuda/*.cu): versions of one
 # kernel each, checked against the CPU and timed over block sizes. Each
@@ -379,6 +386,10 @@ $(OBJ)/bpe_stats: tests/bench/bpe_stats.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
 bpe-stats: $(OBJ)/bpe_stats $(MULTI30K)
 	$(OBJ)/bpe_stats
 .PHONY: bpe-stats
+# The ids of the same tokenizer for every line of some files
+# (tests/bench/bpe_ids.c), which bench-mt compares with PyTorch's side.
+$(OBJ)/bpe_ids: tests/bench/bpe_ids.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $(call chincludes,7) $^ $(LIBS_ALL) -o $@
 
 # ---- docs ----------------------------------------------------------------------------
 docs: | $(OBJ)/.deps-docs
@@ -400,6 +411,7 @@ help:
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
+	@echo "  make bench-mt       ./ch7 translation against PyTorch: training and decoding speed"
 	@echo "  make bench-kernels  chapter 8's kernels, version by version, over block sizes"
 	@echo "                      (tests/bench/cuda/*.cu; needs nvcc and a GPU; BENCH=\"--repeats N\")"
 	@echo "  make docs           render the book to docs/site/ (pandoc)"

@@ -217,6 +217,24 @@ def cpu_busy():
     return (sum(v[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_description():
+    """(the CPU's model name, "avx2 yes, fma yes, avx512f no") from
+    /proc/cpuinfo; (platform's name, "unknown") without it."""
+    cpu = platform.processor() or platform.machine()
+    features = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+        cpu = re.search(r"model name\s*:\s*(.*)", info).group(1)
+        have = set(re.search(r"^flags\s*:\s*(.*)$", info, re.M)
+                   .group(1).split())
+        features = ", ".join("%s %s" % (x, "yes" if x in have else "no")
+                             for x in ("avx2", "fma", "avx512f"))
+    except (OSError, AttributeError):
+        pass
+    return cpu, features
+
+
 def children_cpu():
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
@@ -662,18 +680,7 @@ def main():
                  "OPENBLAS_CORETYPE=Haswell")
 
     report = []
-    cpu = platform.processor() or platform.machine()
-    features = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            info = f.read()
-        cpu = re.search(r"model name\s*:\s*(.*)", info).group(1)
-        have = set(re.search(r"^flags\s*:\s*(.*)$", info, re.M)
-                   .group(1).split())
-        features = ", ".join("%s %s" % (x, "yes" if x in have else "no")
-                             for x in ("avx2", "fma", "avx512f"))
-    except (OSError, AttributeError):
-        pass
+    cpu, features = cpu_description()
     head = ("Machine: %s, %d cores, %s; load average at start %.2f.  \n"
             "CPU features: %s; OPENBLAS_CORETYPE %s.  \n"
             % (cpu, os.cpu_count() or 0, platform.platform(),

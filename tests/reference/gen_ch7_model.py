@@ -146,13 +146,17 @@ class Seq2Seq(nn.Module):
             x = layer(x, src_mask)
         return layernorm(x, self.encoder.norm), src_mask
 
-    def forward(self, src, tgt_in):
-        memory, src_mask = self.encode(src)
+    def decode(self, memory, src_mask, tgt_in):
+        """The decoder's output (B, T, C), before the generator."""
         tgt_mask = tgt_in != self.pad
         y = self.embed(self.tgt_embed, tgt_in)
         for layer in self.decoder.layers:
             y = layer(y, memory, tgt_mask, src_mask)
-        return self.generator(layernorm(y, self.decoder.norm))
+        return layernorm(y, self.decoder.norm)
+
+    def forward(self, src, tgt_in):
+        memory, src_mask = self.encode(src)
+        return self.generator(self.decode(memory, src_mask, tgt_in))
 
 
 def loss_of(logits, tgt_out, pad, eps):
