@@ -721,6 +721,7 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
             printf("speed       %.0f tokens/s here: an epoch takes about "
                    "%s, this run about %s\n", probe_tokens / probe_time,
                    epoch, run);
+            fflush(stdout);
         }
         bool last = tr->step == tr->cfg.steps;
         if ((o->eval_every > 0 && tr->step % o->eval_every == 0) || last) {
