@@ -193,7 +193,11 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     if (o->embd % o->heads != 0)
         flags_fail("--embd %d does not split into --heads %d", o->embd,
                    o->heads);
-    if (strcmp(o->tokenizer, "char") == 0) o->merges = 0;
+    if (strcmp(o->tokenizer, "char") == 0) {
+        o->merges = 0;
+        // a character a token: Multi30k's longest sentence is 257 bytes
+        if (!flags_given(&o->max_len)) o->max_len = 300;
+    }
     if (*o->resume) {
         // The saved run fixes the data, the tokenizer, the model, the
         // batches and the schedule; --steps may extend it, and
@@ -274,7 +278,7 @@ static void load_split(PairCorpus *c, const Options *o, Bpe *bpe,
     Error err;
     if (pairs_load(c, s, t, encode_bpe, bpe, o->max_len, drop_long,
                    &dropped, &err) != 0)
-        die("%s", err.msg);
+        die("%s (--max-len sets it)", err.msg);
     long ns = c->src_off[c->n], nt = c->tgt_off[c->n];
     printf("  %-16s %6d pairs, %7ld + %7ld tokens (%.1f + %.1f a "
            "sentence)\n", split, c->n, ns, nt, (double)ns / c->n,
