@@ -468,16 +468,15 @@ static void fit_budget(Run *r, const Options *o, const Outcome *out,
     double eval = 2.0 * c->eval_iters * step / 3;
     double per_step = step + (c->eval_every > 0 ? eval / c->eval_every : 0);
     double left = o->minutes * 60 - elapsed - eval;   // the final one too
-    long fit = r->trainer.step + (left > 0 ? (long)(left / per_step) : 0);
-    if (fit >= c->steps) {
+    int fit = budget_steps(r->trainer.step, c->steps, per_step, left);
+    if (fit == c->steps) {
         printf("budget      %.3f s a step here: all %d steps fit in %g "
                "minute%s\n", step, c->steps, o->minutes,
                o->minutes == 1 ? "" : "s");
         return;
     }
-    if (fit >= 100) fit -= fit % 10;   // a round number to repeat
     int was = c->steps;
-    c->steps = (int)fit;
+    c->steps = fit;
     if (!o->decay_given) c->decay_steps = c->steps;
     pr->total_steps = c->steps;
     printf("budget      %.3f s a step here: %d of %d steps fit in %g minute%s"

@@ -111,3 +111,10 @@ int evaluate(Trainer *t, const void *data, int which, double *loss,
     *loss = sum / c->eval_iters;
     return 0;
 }
+
+int budget_steps(int done, int steps, double per_step, double left) {
+    double more = left > 0 && per_step > 0 ? left / per_step : 0;
+    if (done + more >= steps) return steps;
+    int fit = done + (int)more;
+    return fit >= 100 ? fit - fit % 10 : fit;
+}

@@ -129,4 +129,12 @@ int train_step_batch(Trainer *t, StepResult *r, Error *err);
 int evaluate(Trainer *t, const void *data, int which, double *loss,
              Error *err);
 
+//> budget-steps
+// A run's length from its speed: `done` steps have run, each further step
+// should take `per_step` seconds, and `left` seconds remain. Returns the
+// step count that fits, never more than `steps`; from 100 on, a multiple
+// of 10 (a round number for --steps to repeat the run with).
+int budget_steps(int done, int steps, double per_step, double left);
+//< budget-steps
+
 #endif

@@ -33,18 +33,25 @@ typedef struct {
     int merges, max_len, embd, layers, heads, ffn, batch_tokens, epochs;
     float dropout, lr;
     int warmup;
+    float minutes;        // the time budget (0: none)
 } Preset;
 
 //> mt-presets
 static const Preset PRESETS[] = {
-    {"default", 4000, 100, 128, 3, 4, 512, 4000, 6, 0.1f, 1e-3f, 400},
-    {"base", 8000, 75, 512, 6, 8, 2048, 1100, 68, 0.1f, 5e-4f, 4000},
+    {"default", 4000, 100, 128, 3, 4, 512, 4000, 6, 0.1f, 1e-3f, 400, 20},
+    {"base", 8000, 75, 512, 6, 8, 2048, 1100, 68, 0.1f, 5e-4f, 4000, 0},
 };
 //< mt-presets
 
 enum { N_PRESETS = sizeof PRESETS / sizeof PRESETS[0] };
 
 // ---- flags ---------------------------------------------------------------------
+
+// The steps whose time gives the speed (and fits the budget), after the
+// first, which pays for touching fresh memory. They are in the warmup,
+// whose learning rates do not depend on the step count, so a run cut to
+// fit is bit for bit the one --steps with the printed count gives.
+enum { SPEED_PROBE = 10 };
 
 typedef struct {
     const char *task, *preset, *data, *src_lang, *tgt_lang, *tokenizer;
@@ -53,7 +60,7 @@ typedef struct {
     float dropout, smoothing;
     int batch_tokens, epochs, eval_every, show, beam, threads, print_every;
     int save_every, stop_at_step;
-    float alpha;
+    float alpha, minutes;
     const char *save, *checkpoint, *translate, *translate_file;
     const char *out, *resume, *log;
     bool quiet;
@@ -77,7 +84,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     o->embd = p->embd, o->layers = p->layers, o->heads = p->heads;
     o->ffn = p->ffn, o->batch_tokens = p->batch_tokens;
     o->epochs = p->epochs, o->dropout = p->dropout;
-    t->lr = p->lr, t->warmup = p->warmup;
+    t->lr = p->lr, t->warmup = p->warmup, o->minutes = p->minutes;
     Flag flags[] = {
         {"task", FLAG_STRING, &o->task, "translate (copy, reverse and sort "
          "are the synthetic tasks: ./ch7 --help)"},
@@ -110,6 +117,10 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"epochs", FLAG_INT, &o->epochs, "passes over the training pairs"},
         {"steps", FLAG_INT, &t->steps, "steps of the run (0: --epochs' "
          "worth; with --resume: extends the run)"},
+        {"minutes", FLAG_FLOAT, &o->minutes, "fit the training in about "
+         "this long: after its first steps, --steps becomes what fits here "
+         "(at most --epochs' worth), printed; 0 = off, and off when --steps "
+         "is given"},
         {"lr", FLAG_FLOAT, &t->lr, "peak learning rate"},
         {"warmup", FLAG_INT, &t->warmup, "steps of linear warmup"},
         {"eval-every", FLAG_INT, &o->eval_every, "steps between evaluations "
@@ -167,6 +178,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"print-every", o->print_every, 1, 1e7},
         {"save-every", o->save_every, 0, 1e8},
         {"stop-at-step", o->stop_at_step, 0, 1e8},
+        {"minutes", o->minutes, 0, 1e6},
     };
     flags_check_ranges(range, sizeof range / sizeof range[0]);
     const char *texts[][2] = {
@@ -211,6 +223,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
             {"dropout", &o->dropout}, {"smoothing", &o->smoothing},
             {"batch-tokens", &o->batch_tokens}, {"epochs", &o->epochs},
             {"lr", &t->lr}, {"warmup", &t->warmup}, {"seed", &t->seed},
+            {"minutes", &o->minutes},
         };
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             if (flags_given(fixed[i].value))
@@ -218,7 +231,14 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
                            "in %s fixes it (start a new run to change it)",
                            fixed[i].name, o->resume);
         if (!*o->out) o->out = o->resume;   // keep saving where it lives
+        o->minutes = 0;   // the saved run's step count stands
     }
+    if (flags_given(&t->steps) && !flags_given(&o->minutes))
+        o->minutes = 0;   // a step count asked for is kept
+    if (o->minutes > 0 && t->warmup < 1 + SPEED_PROBE)
+        flags_fail("--minutes needs --warmup %d or more, to measure the "
+                   "speed before the step count matters (or give --steps)",
+                   1 + SPEED_PROBE);
 }
 
 // ---- the tokenizer -------------------------------------------------------
@@ -632,10 +652,6 @@ static void run_free(Run *r) {
 
 // ---- training -----------------------------------------------------------------
 
-// The steps whose time gives the speed estimate, after the first (which
-// pays for touching fresh memory).
-enum { SPEED_PROBE = 10 };
-
 typedef struct {
     char **val_refs;
     DecodeConfig greedy;
@@ -718,6 +734,22 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
             // what an epoch and the whole run cost on this machine
             progress_end(&p);
             double per_step = probe_time / SPEED_PROBE;
+            if (o->minutes > 0) {
+                int was = tr->cfg.steps;
+                tr->cfg.steps = budget_steps(tr->step, was, per_step,
+                                             o->minutes * 60 - *train_time);
+                tr->cfg.decay_steps = tr->cfg.steps;
+                p.total_steps = tr->cfg.steps;
+                if (tr->cfg.steps == was)
+                    printf("budget      all %d steps fit in %g minutes\n",
+                           was, o->minutes);
+                else
+                    printf("budget      %d of %d steps (%.1f epochs) fit in "
+                           "%g minutes (--steps %d repeats this run)\n",
+                           tr->cfg.steps, was,
+                           (double)tr->cfg.steps / r->tb.n_batches,
+                           o->minutes, tr->cfg.steps);
+            }
             char epoch[32], run[32];
             format_duration(per_step * r->tb.n_batches, epoch, sizeof epoch);
             format_duration(per_step * (tr->cfg.steps - first), run,
@@ -825,9 +857,13 @@ int mt_main(int argc, char **argv) {
     }
     const TrainConfig *c = &r.tr.cfg;
     printf("training    %d steps (%.1f epochs), lr %g -> %g (warmup %d, "
-           "cosine), label smoothing %g, dropout %g\n\n", c->steps,
+           "cosine), label smoothing %g, dropout %g\n", c->steps,
            (double)c->steps / r.tb.n_batches, c->lr, c->min_lr, c->warmup,
            o.smoothing, r.g.model.cfg.dropout);
+    if (o.minutes > 0)
+        printf("            or as many steps as fit in %g minutes here, "
+               "measured over the first %d\n", o.minutes, 1 + SPEED_PROBE);
+    printf("\n");
 
     double train_time = 0;
     long tokens_done = 0;

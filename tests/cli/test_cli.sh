@@ -258,6 +258,16 @@ expect 2 "--embd cannot change on --resume" ch7 --resume "$TMP/mtB" --embd 4
 expect 2 "already at step 6" ch7 --resume "$TMP/mtB" --steps 5
 expect 1 "--resume $TMP/none: cannot open" ch7 --resume "$TMP/none"
 expect 2 "give one" ch7 --resume "$TMP/mtB" --checkpoint "$TMP/mt.safetensors"
+# the time budget: a run cut after its probe's 11 steps is the one
+# --steps 11 gives, bit for bit
+mtb=(--task translate --merges 200 --embd 8 --ffn 8 --heads 1 --layers 1
+     --batch-tokens 500 --beam 1 --show 0 --quiet --threads 1 --epochs 1)
+expect 0 "budget      11 of " ch7 "${mtb[@]}" --minutes 0.0000001 \
+    --out "$TMP/mtC"
+expect 0 "" ch7 "${mtb[@]}" --steps 11 --out "$TMP/mtD"
+cmp -s "$TMP/mtC/model.safetensors" "$TMP/mtD/model.safetensors" \
+    || fail "ch7 --minutes: not the run --steps 11 gives"
+expect 2 "--minutes needs --warmup 11" ch7 --task translate --warmup 5
 expect 2 "--preset must be default or base" ch7 --task translate --preset big
 expect 0 "d_model: channels (default: 512)" ch7 --task translate \
     --preset base --help
