@@ -690,16 +690,29 @@ int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err) {
                              r / st->copies * st->copies,
                              r / st->copies * st->copies + st->copies - 1);
     // every decoder layer's self-attention keys and values: row r is one
-    // block of (NH, T, HS) = T * C floats in each; the cross-attention's
-    // stay, since every row of a source reads the same memory
-    size_t row = (size_t)st->T * st->layers[0].self_kv.C;
+    // block of (NH, T, HS) = T * C floats in each, of which each head's
+    // first len positions are in use. Only rows that take another's
+    // place move, and only what is in use: first gathered into swap (from
+    // the old rows), then put in place. The cross-attention's keys and
+    // values stay, since every row of a source reads the same memory.
+    const MhaKv *k0 = &st->layers[0].self_kv;
+    int NH = k0->NH;
+    size_t head = (size_t)st->T * (k0->C / NH), row = head * NH;
+    size_t used = (size_t)st->len * (k0->C / NH) * sizeof(float);
     for (int l = 0; l < st->n_dec; l++) {
         float *kv[2] = {st->layers[l].self_kv.k, st->layers[l].self_kv.v};
         for (int i = 0; i < 2; i++) {
-            memcpy(st->swap, kv[i], (size_t)st->cur_R * row * sizeof(float));
             for (int r = 0; r < st->cur_R; r++)
-                memcpy(kv[i] + r * row, st->swap + (size_t)from[r] * row,
-                       row * sizeof(float));
+                if (from[r] != r)
+                    for (int h = 0; h < NH; h++)
+                        memcpy(st->swap + r * row + h * head,
+                               kv[i] + (size_t)from[r] * row + h * head,
+                               used);
+            for (int r = 0; r < st->cur_R; r++)
+                if (from[r] != r)
+                    for (int h = 0; h < NH; h++)
+                        memcpy(kv[i] + r * row + h * head,
+                               st->swap + r * row + h * head, used);
         }
     }
     return 0;
