@@ -38,7 +38,7 @@ typedef struct {
 
 //> mt-presets
 static const Preset PRESETS[] = {
-    {"default", 4000, 100, 128, 3, 4, 512, 4000, 6, 0.1f, 1e-3f, 400, 20},
+    {"default", 4000, 100, 128, 3, 4, 512, 4000, 12, 0.1f, 3e-3f, 400, 20},
     {"base", 8000, 75, 512, 6, 8, 2048, 1100, 68, 0.1f, 5e-4f, 4000, 0},
 };
 //< mt-presets
@@ -89,8 +89,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"task", FLAG_STRING, &o->task, "translate (copy, reverse and sort "
          "are the synthetic tasks: ./ch7 --help)"},
         {"preset", FLAG_STRING, &o->preset, "the defaults of the flags "
-         "below: default (a small model, about 10 minutes on 2 cores) or "
-         "base (the base model of Attention Is All You Need, trained as the "
+         "below: default (a small model, 12 epochs or as many as fit in "
+         "20 minutes) or base (the base model of Attention Is All You Need, trained as the "
          "blog post on German to English does: d_model 512, FFN 2048, 8 "
          "heads, 6 + 6 layers, at most 75 tokens, about 32 pairs a batch, "
          "68 epochs)"},
