@@ -26,7 +26,7 @@
 #include "translate.h"
 #include "utf8.h"
 
-// ---- presets -----------------------------------------------------------------
+// ---- presets ----------------------------------------------------------------
 
 typedef struct {
     const char *name;
@@ -45,7 +45,7 @@ static const Preset PRESETS[] = {
 
 enum { N_PRESETS = sizeof PRESETS / sizeof PRESETS[0] };
 
-// ---- flags ---------------------------------------------------------------------
+// ---- flags ------------------------------------------------------------------
 
 // The steps whose time gives the speed (and fits the budget), after the
 // first, which pays for touching fresh memory. They are in the warmup,
@@ -90,10 +90,10 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
          "are the synthetic tasks: ./ch7 --help)"},
         {"preset", FLAG_STRING, &o->preset, "the defaults of the flags "
          "below: default (a small model, 12 epochs or as many as fit in "
-         "20 minutes) or base (the base model of Attention Is All You Need, trained as the "
-         "blog post on German to English does: d_model 512, FFN 2048, 8 "
-         "heads, 6 + 6 layers, at most 75 tokens, about 32 pairs a batch, "
-         "68 epochs)"},
+         "20 minutes) or base (the base model of Attention Is All You "
+         "Need, trained as the blog post on German to English does: "
+         "d_model 512, FFN 2048, 8 heads, 6 + 6 layers, at most 75 tokens, "
+         "about 32 pairs a batch, 68 epochs)"},
         {"data", FLAG_STRING, &o->data, "the folder of the corpus: "
          "train, val and test_2016_flickr, .de and .en"},
         {"src", FLAG_STRING, &o->src_lang, "the source language: the "
@@ -241,7 +241,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
                    1 + SPEED_PROBE);
 }
 
-// ---- the tokenizer -------------------------------------------------------
+// ---- the tokenizer ----------------------------------------------------------
 
 // pairs.h's EncodeFn for a Bpe: its output needs room for a token a byte.
 static int encode_bpe(const void *tok, const char *text, size_t len,
@@ -308,7 +308,7 @@ static void load_split(PairCorpus *c, const Options *o, Bpe *bpe,
                dropped, o->max_len);
 }
 
-// ---- evaluation --------------------------------------------------------------
+// ---- evaluation -------------------------------------------------------------
 
 // The mean label-free loss (nll) per target token over every batch of b.
 static double val_nll(Seq2SeqTrain *g, PairBatcher *b, Error *err,
@@ -374,7 +374,7 @@ static char **translate_corpus(const Seq2Seq *m, const Bpe *bpe,
     return hyps;
 }
 
-// ---- translating with a saved model ---------------------------------------
+// ---- translating with a saved model -----------------------------------------
 
 static int translate_saved(const Options *o) {
     Error err;
@@ -437,7 +437,7 @@ static int translate_saved(const Options *o) {
     return 0;
 }
 
-// ---- a run on disk ------------------------------------------------------------
+// ---- a run on disk ----------------------------------------------------------
 //
 // --out DIR holds chapter 6's pair of files (checkpoint_state.h): the
 // model with its tokenizer, and the optimiser's state. DIR/translate.json
@@ -509,7 +509,7 @@ static Json *run_file_read(Options *o, const char *dir) {
     return j;
 }
 
-// ---- building the run -----------------------------------------------------
+// ---- building the run -------------------------------------------------------
 
 typedef struct {
     Bpe bpe;
@@ -650,7 +650,7 @@ static void run_free(Run *r) {
     json_free(r->saved);
 }
 
-// ---- training -----------------------------------------------------------------
+// ---- training ---------------------------------------------------------------
 
 typedef struct {
     char **val_refs;
