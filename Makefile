@@ -319,9 +319,12 @@ valgrind: data/tinyshakespeare.txt $(MULTI30K)
 # blocks of up to 256 threads: each thread is a host thread there).
 # Only the kernels' test case: the trainer's test runs the same kernels
 # for minutes there (a thread per GPU thread), and runs in `make check`.
+# Its timeouts are stretched 5 times: under ThreadSanitizer the 48 rows
+# take about 2 minutes on an idle 2-core machine, the whole-model ones
+# the most, and a busy machine once pushed one past the 60 s of make check.
 check-tsan: data/tinyshakespeare.txt
 	@$(MAKE) --no-print-directory runner kbench-emu SAN=thread NO_BLAS=1
-	CK_RUN_SUITE=ch8 CK_RUN_CASE=kernels TSAN_OPTIONS=halt_on_error=1 \
+	CK_RUN_SUITE=ch8 CK_RUN_CASE=kernels CK_TIMEOUT_MULTIPLIER=5 TSAN_OPTIONS=halt_on_error=1 \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/ex/$(EXKEY)/run_tests
 	@for b in $(KBENCH_SRC:%.cu=$(BUILD)/$(notdir $(firstword $(CC)))-tsan-noblas/%.emu); do \
 	    TSAN_OPTIONS=halt_on_error=1 $$b --small --validate-only --max-block 256 > $$b.log 2>&1 \
