@@ -840,12 +840,11 @@ int mt_main(int argc, char **argv) {
 
     Run r = {0};
     Error err;
+    // a folder that cannot take the run fails before the run
+    if (*o.out && checkpoint_dir_check(o.out, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o, &tc);
     else start_run(&r, &o, &tc);
-    if (*o.out) {
-        if (checkpoint_dir_check(o.out, &err) != 0) die("%s", err.msg);
-        run_file_write(&o, o.out);
-    }
+    if (*o.out) run_file_write(&o, o.out);
     FILE *log = NULL;
     if (*o.log) {
         log = fopen(o.log, *o.resume ? "a" : "w");

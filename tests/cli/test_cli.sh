@@ -254,6 +254,9 @@ expect 0 "resumed     $TMP/mtB at step 3 of 6" ch7 --resume "$TMP/mtB" \
 for f in model.safetensors state-6.safetensors; do
     cmp -s "$TMP/mtA/$f" "$TMP/mtB/$f" || fail "ch7 --resume: $f differs"
 done
+expect 1 "cannot save checkpoints in $TMP/mtA/model.safetensors: not a" \
+    ch7 "${mt[@]}" --out "$TMP/mtA/model.safetensors"
+grep -qF "tokenizer" "$TMP/out" && fail "ch7 --out FILE: trained before failing"
 expect 2 "--embd cannot change on --resume" ch7 --resume "$TMP/mtB" --embd 4
 expect 2 "already at step 6" ch7 --resume "$TMP/mtB" --steps 5
 expect 1 "--resume $TMP/none: cannot open" ch7 --resume "$TMP/none"
