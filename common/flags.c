@@ -31,6 +31,14 @@ void flags_check_ranges(const FlagRange *ranges, int n) {
     }
 }
 
+void flags_check_fixed(const FlagFixed *fixed, int n, const char *dir) {
+    for (int i = 0; i < n; i++)
+        if (flags_given(fixed[i].value))
+            flags_fail("--%s cannot change on --resume: the run saved in %s "
+                       "fixes it (start a new run to change it)",
+                       fixed[i].name, dir);
+}
+
 // The variable's value as --help shows it; strings quoted, with the
 // invisible characters spelled out ("\n").
 static void format_default(char *buf, size_t size, const Flag *f) {

@@ -54,4 +54,15 @@ typedef struct {
 
 void flags_check_ranges(const FlagRange *ranges, int n);
 
+// A run resumed from a folder (./ch6 and ./ch7 --resume DIR) keeps the
+// settings it was saved with: a flag among these given on the command
+// line is refused, "--name cannot change on --resume: the run saved in
+// DIR fixes it (...)", exit 2, rather than silently ignored.
+typedef struct {
+    const char *name;     // the flag, without the leading "--"
+    const void *value;    // its variable, as given to flags_parse
+} FlagFixed;
+
+void flags_check_fixed(const FlagFixed *fixed, int n, const char *dir);
+
 #endif

@@ -91,12 +91,6 @@ typedef struct {
     bool quiet, profile;
 } Options;
 
-// What --resume may not change: the saved run fixes them.
-typedef struct {
-    const char *name;
-    const void *value;
-} Fixed;
-
 // ---- the time budget ------------------------------------------------------
 //
 // A step count that fits 5 minutes on one machine takes 10 on another. So
@@ -221,7 +215,7 @@ static void parse_flags(Options *o, int argc, char **argv,
         // a flag that would change them is an error, not silently ignored.
         // --steps extends the run (the cosine keeps its saved end), and
         // evaluation, saving and output may change freely.
-        const Fixed fixed[] = {
+        const FlagFixed fixed[] = {
             {"preset", &o->preset}, {"layers", &o->layers},
             {"heads", &o->heads}, {"embd", &o->embd}, {"block", &o->block},
             {"bias", &o->bias}, {"dropout", &o->dropout},
@@ -232,11 +226,8 @@ static void parse_flags(Options *o, int argc, char **argv,
             {"grad-clip", &t->grad_clip}, {"seed", &t->seed},
             {"minutes", &o->minutes},
         };
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (flags_given(fixed[i].value))
-                flags_fail("--%s cannot change on --resume: the run saved "
-                           "in %s fixes it (start a new run to change it)",
-                           fixed[i].name, o->resume);
+        flags_check_fixed(fixed, (int)(sizeof fixed / sizeof fixed[0]),
+                          o->resume);
         if (!*o->out) o->out = o->resume;   // keep saving where it lives
         o->minutes = 0;   // the saved run's step count stands
     }

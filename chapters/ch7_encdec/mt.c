@@ -66,12 +66,6 @@ typedef struct {
     bool quiet;
 } Options;
 
-// What --resume may not change, because the saved run fixes it.
-typedef struct {
-    const char *name;
-    const void *value;
-} Fixed;
-
 static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     error_set_progname(argv[0]);
     const char *name = flags_peek(argc, argv, "preset");
@@ -214,7 +208,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         // The saved run fixes the data, the tokenizer, the model, the
         // batches and the schedule; --steps may extend it, and
         // evaluation, saving and output may change freely.
-        const Fixed fixed[] = {
+        const FlagFixed fixed[] = {
             {"preset", &o->preset}, {"data", &o->data},
             {"src", &o->src_lang}, {"tgt", &o->tgt_lang},
             {"tokenizer", &o->tokenizer}, {"merges", &o->merges},
@@ -225,11 +219,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
             {"lr", &t->lr}, {"warmup", &t->warmup}, {"seed", &t->seed},
             {"minutes", &o->minutes},
         };
-        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-            if (flags_given(fixed[i].value))
-                flags_fail("--%s cannot change on --resume: the run saved "
-                           "in %s fixes it (start a new run to change it)",
-                           fixed[i].name, o->resume);
+        flags_check_fixed(fixed, (int)(sizeof fixed / sizeof fixed[0]),
+                          o->resume);
         if (!*o->out) o->out = o->resume;   // keep saving where it lives
         o->minutes = 0;   // the saved run's step count stands
     }

@@ -87,10 +87,10 @@ def parse_args():
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--smoothing", type=float, default=0.1)
     p.add_argument("--batch-tokens", type=int, default=4000)
-    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--steps", type=int, default=0,
                    help="0: --epochs' worth")
-    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--warmup", type=int, default=400)
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--threads", type=int, default=2,
