@@ -274,6 +274,16 @@ grade-paths:
 	@echo "$(RUNNER) $(EXOBJ)"
 .PHONY: runner grade-objs grade-paths
 
+# tests/faults.sh's helper, which signals a run at a chosen moment of a save
+$(OBJ)/killwatch: tests/faults/killwatch.c | $(OBJ)/.deps-build
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $< -o $@
+
+# The faults of tests/faults.sh in full (make check runs a few of each):
+# 24 kills of ./ch6 and 8 of ./ch7 at chosen moments, a full disk, Ctrl-C.
+faults: data/tinyshakespeare.txt $(MULTI30K) $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch7 $(OBJ)/killwatch
+	bash tests/faults.sh --full $(OBJ)
+.PHONY: faults
+
 # where `make check EXERCISES=DIR` writes results.json and its work files
 GRADE_OUT ?= $(BUILD)/grade
 # $(EXERCISES) inside '...' in a shell command
@@ -286,11 +296,12 @@ ifeq ($(EXERCISES),solutions)
 # checks of chapter 8's kernel benchmarks, emulated at small sizes (a few
 # seconds; each prints its table when a version fails).
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
-check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU)
+check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
 	bash tests/cli/test_cli.sh $(OBJ)
+	bash tests/faults.sh $(OBJ)
 	@for b in $(KBENCH_EMU); do \
 	    if $$b --small > $$b.log 2>&1; then echo "kernel benchmark $$(basename $$b .emu) --small, emulated: $$(tail -n 1 $$b.log)"; \
 	    else cat $$b.log; echo "FAILED: $$b --small (emulated)"; exit 1; fi; done

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -477,9 +478,9 @@ static int sync_parent_dir(const char *path) {
     return rc;
 }
 
-// The bytes of the file into a new temporary next to path, then renamed.
-static int write_atomically(const char *path, const StrBuf *header,
-                            const StWriteTensor *t, int n, Error *err) {
+//> write-atomically
+int write_file_atomically(const char *path, const void *const *parts,
+                          const size_t *sizes, int n, Error *err) {
     size_t len = strlen(path);
     char *tmp = xmalloc(len + sizeof ".tmp.XXXXXX");
     memcpy(tmp, path, len);
@@ -491,19 +492,17 @@ static int write_atomically(const char *path, const StrBuf *header,
         free(tmp);
         return -1;
     }
+    // Past a file-size limit (ulimit -f) the kernel would kill us with
+    // SIGXFSZ in the middle of the write; ignored, the write fails with
+    // EFBIG instead, which is reported like a full disk.
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGXFSZ, &ignore, &old);
     const char *step = "cannot write";
     FILE *fp = fdopen(fd, "wb");
     int failed = !fp || fchmod(fd, new_file_mode()) != 0;
-    if (!failed) {
-        uint8_t size[8];
-        for (int i = 0; i < 8; i++)
-            size[i] = (uint8_t)((uint64_t)header->len >> (8 * i));
-        failed = write_all(fp, size, 8) || write_all(fp, header->s,
-                                                     header->len);
-    }
-    for (int i = 0; i < n && !failed; i++) {
-        failed = write_all(fp, t[i].data, write_bytes(&t[i]));
-    }
+    for (int i = 0; i < n && !failed; i++)
+        failed = write_all(fp, parts[i], sizes[i]);
     if (!failed) {
         step = "cannot flush";
         failed = fflush(fp) != 0 || fsync(fd) != 0;
@@ -515,6 +514,7 @@ static int write_atomically(const char *path, const StrBuf *header,
         saved = errno;
         step = "cannot close";
     }
+    sigaction(SIGXFSZ, &old, NULL);
     if (!failed && rename(tmp, path) != 0) {
         failed = 1;
         saved = errno;
@@ -531,6 +531,29 @@ static int write_atomically(const char *path, const StrBuf *header,
                          "failed: %s", path, strerror(errno));
     return 0;
 }
+//< write-atomically
+
+// The file's three parts: the header's size, the header, every tensor.
+static int write_st_file(const char *path, const StrBuf *header,
+                         const StWriteTensor *t, int n, Error *err) {
+    uint8_t size[8];
+    for (int i = 0; i < 8; i++)
+        size[i] = (uint8_t)((uint64_t)header->len >> (8 * i));
+    const void **parts = xmalloc((size_t)(n + 2) * sizeof *parts);
+    size_t *sizes = xmalloc((size_t)(n + 2) * sizeof *sizes);
+    parts[0] = size;
+    sizes[0] = 8;
+    parts[1] = header->s;
+    sizes[1] = header->len;
+    for (int i = 0; i < n; i++) {
+        parts[i + 2] = t[i].data;
+        sizes[i + 2] = write_bytes(&t[i]);
+    }
+    int rc = write_file_atomically(path, parts, sizes, n + 2, err);
+    free(parts);
+    free(sizes);
+    return rc;
+}
 
 int st_save(const char *path, const StWriteTensor *t, int n,
             const char *const *meta_keys, const char *const *meta_values,
@@ -542,7 +565,7 @@ int st_save(const char *path, const StWriteTensor *t, int n,
         return -1;
     StrBuf header = {0};
     build_header(&header, t, n, meta_keys, meta_values, n_meta);
-    int rc = write_atomically(path, &header, t, n, err);
+    int rc = write_st_file(path, &header, t, n, err);
     sb_free(&header);
     return rc;
 }

@@ -93,4 +93,13 @@ int st_save(const char *path, const StWriteTensor *t, int n,
             const char *const *meta_keys, const char *const *meta_values,
             int n_meta, Error *err);
 
+// Writes the n byte ranges parts[i] (sizes[i] bytes each), one after
+// another, to path the way st_save writes a checkpoint: into a temporary
+// file PATH.tmp.XXXXXX in the same folder, flushed to disk, then renamed
+// over path, so that a reader, or a crash, sees the old file or the new
+// one, never half of one. On failure -1 with a message and no temporary
+// file left behind. For the other files a run keeps on disk.
+int write_file_atomically(const char *path, const void *const *parts,
+                          const size_t *sizes, int n, Error *err);
+
 #endif

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,36 @@ void train_state_free(TrainState *s) {
     memset(s, 0, sizeof *s);
 }
 
+// Every file of a run is written as NAME.tmp.XXXXXX and then renamed to
+// NAME (st_save does so; so does ./ch7 for its translate.json). A run
+// killed while writing (kill -9, a power cut) leaves that temporary file
+// behind; nothing reads it, and the next run in the folder removes it.
+static bool ends_with(const char *s, size_t n, const char *tail) {
+    size_t k = strlen(tail);
+    return n >= k && memcmp(s + n - k, tail, k) == 0;
+}
+
+static bool is_stale_temp(const char *name) {
+    const char *t = strstr(name, ".tmp.");
+    if (!t || strlen(t) != strlen(".tmp.XXXXXX") || strchr(t + 5, '.'))
+        return false;
+    size_t n = (size_t)(t - name);
+    return ends_with(name, n, ".safetensors") || ends_with(name, n, ".json");
+}
+
+static void remove_stale_temps(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_stale_temp(e->d_name)) continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+}
+
 int checkpoint_dir_check(const char *dir, Error *err) {
     struct stat st;
     if ((mkdir(dir, 0777) != 0 && errno != EEXIST) || access(dir, W_OK) != 0)
@@ -199,19 +230,40 @@ int checkpoint_dir_check(const char *dir, Error *err) {
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return error_set(err, "cannot save checkpoints in %s: not a folder",
                          dir);
+    remove_stale_temps(dir);
     return 0;
 }
 
 volatile sig_atomic_t interrupted;
 
+// write(2) because only async-signal-safe calls may run in a handler.
+static void say(const char *msg) {
+    ssize_t rc = write(STDERR_FILENO, msg, strlen(msg));
+    (void)rc;
+}
+
+// The first Ctrl-C asks the loop to stop after its step (and to save);
+// a step or an evaluation of a big model can take a while, so a second
+// one quits at once. That loses nothing saved: every file is renamed into
+// place whole, so the folder still holds the last complete checkpoint.
 static void on_sigint(int sig) {
     (void)sig;
+    if (interrupted) {
+        say("\nCtrl-C again: quitting now; the last checkpoint saved is "
+            "kept as it was\n");
+        _exit(130);
+    }
     interrupted = 1;
+    say("\nCtrl-C: stopping after this step (Ctrl-C again quits at "
+        "once)\n");
 }
 
 void catch_sigint(void) {
     interrupted = 0;
-    signal(SIGINT, on_sigint);
+    struct sigaction sa = {.sa_handler = on_sigint};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
 }
 
 void release_sigint(void) {

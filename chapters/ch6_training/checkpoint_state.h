@@ -50,12 +50,15 @@ void train_state_free(TrainState *s);
 
 // A folder that cannot take checkpoints should fail before the run it
 // was meant to save: creates dir if missing and checks that it is a
-// folder we may write in. Returns 0, or -1 with a message.
+// folder we may write in. Returns 0, or -1 with a message. Also removes
+// the temporary files (NAME.safetensors.tmp.XXXXXX) that a run killed
+// while saving left there.
 int checkpoint_dir_check(const char *dir, Error *err);
 
 // Ctrl-C during a run: between catch_sigint() and release_sigint(), a
-// Ctrl-C only sets `interrupted`, so that the loop can end its step,
-// save, and say how to resume, instead of losing the run.
+// first Ctrl-C only sets `interrupted`, so that the loop can end its
+// step, save, and say how to resume, instead of losing the run; a second
+// one quits at once with status 130 (the files on disk stay whole).
 extern volatile sig_atomic_t interrupted;
 void catch_sigint(void);
 void release_sigint(void);

@@ -452,14 +452,13 @@ static void run_file_write(const Options *o, const char *dir) {
     }
     sb_printf(&b, "\"batch_tokens\": %d, \"smoothing\": %.9g, "
               "\"epochs\": %d}\n", o->batch_tokens, o->smoothing, o->epochs);
-    char path[4096], tmp[4200];
+    char path[4096];
     run_file_path(path, sizeof path, dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    bool ok = f && fwrite(b.s, 1, b.len, f) == b.len;
-    if (f && fclose(f) != 0) ok = false;
-    if (!ok || rename(tmp, path) != 0)
-        die("cannot write %s: %s", path, strerror(errno));
+    // whole or not at all, as the checkpoints beside it
+    const void *parts[1] = {b.s};
+    Error err;
+    if (write_file_atomically(path, parts, &b.len, 1, &err) != 0)
+        die("%s", err.msg);
     sb_free(&b);
 }
 
