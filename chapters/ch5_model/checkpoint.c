@@ -154,6 +154,9 @@ int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
     int rc = -1;
     bool have_shape = false;
     if (parse_config(&f, &cfg, err) != 0) goto done;
+    // (nothing as large as the config says before the file is seen to
+    // hold that many parameters)
+    if (param_file_fits(&f, gpt_param_count(&cfg), err) != 0) goto done;
     if (gpt_create(&shape, &cfg, err) != 0) goto done;
     have_shape = true;
     const char *model = cfg.bias ? "bias true" : "bias false";

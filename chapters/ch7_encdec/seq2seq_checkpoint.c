@@ -125,6 +125,7 @@ int seq2seq_load(const char *path, Seq2Seq *m, int *step, char **vocab,
     Seq2Seq shape = {0};   // a model of that config: its list of tensors
     int rc = -1, s = 0;
     if (parse_config(&f, &cfg, err) != 0
+        || param_file_fits(&f, seq2seq_param_count(&cfg), err) != 0
         || seq2seq_create(&shape, &cfg, err) != 0)
         goto done;
     char model[48];

@@ -556,6 +556,14 @@ static void e_heads(StWriteTensor *t, int *n, const char **k,
            "\"n_head\": 5, \"n_embd\": 12, \"bias\": true, \"dropout\": 0, "
            "\"positional\": \"learned\"}";
 }
+static void e_huge(StWriteTensor *t, int *n, const char **k,
+                   const char **v, float *s) {
+    (void)t, (void)n, (void)k, (void)s;
+    // 4096 layers, 7.7 million parameters, in a file of 4 thousand
+    v[0] = "{\"vocab_size\": 13, \"block_size\": 8, \"n_layer\": 4096, "
+           "\"n_head\": 2, \"n_embd\": 12, \"bias\": true, \"dropout\": 0, "
+           "\"positional\": \"learned\"}";
+}
 static void e_vocab(StWriteTensor *t, int *n, const char **k,
                     const char **v, float *s) {
     (void)t, (void)n, (void)k, (void)s;
@@ -585,6 +593,9 @@ START_TEST(checkpoint_refusals) {
     expect_refusal(e_nan, "holds nan at element 2");
     expect_refusal(e_config, "config metadata: JSON");
     expect_refusal(e_heads, "n_head=5");
+    // refused for its size, before a model of that size is allocated
+    expect_refusal(e_huge, "the config describes a model of 7717140 "
+                   "parameters, the file's F32 tensors hold 4044 values");
     expect_refusal(e_vocab, "vocab metadata has 12 characters");
     expect_refusal(e_order, "not above the one before");
     expect_refusal(e_noconfig, "no \"config\"");

@@ -348,6 +348,13 @@ static void e_heads(File *f) {   // 8 channels do not split into 3 heads
         "\"dropout\": 0, \"bias\": true, \"tie\": true, \"act\": \"relu\", "
         "\"pad\": 0}";
 }
+static void e_huge(File *f) {   // 4096 + 4096 layers: 5.6 million floats
+    f->values[0] =
+        "{\"src_vocab\": 9, \"tgt_vocab\": 9, \"max_len\": 7, \"n_enc\": "
+        "4096, \"n_dec\": 4096, \"n_head\": 2, \"n_embd\": 8, \"n_ffn\": "
+        "12, \"dropout\": 0, \"bias\": true, \"tie\": true, \"act\": "
+        "\"relu\", \"pad\": 0}";
+}
 static void e_no_config(File *f) { f->keys[0] = "settings"; }
 static void e_step(File *f) { f->values[2] = "-3"; }
 
@@ -369,6 +376,9 @@ START_TEST(ckpt_refusals) {
     expect_refusal(e_no_key, "the config metadata has no \"n_ffn\"");
     expect_refusal(e_act, "config \"act\" must be \"relu\"");
     expect_refusal(e_heads, "n_embd=8 does not split into n_head=3");
+    // refused for its size, before a model of that size is allocated
+    expect_refusal(e_huge, "the config describes a model of 5603432 "
+                   "parameters, the file's F32 tensors hold 2148 values");
     expect_refusal(e_no_config, "no \"config\" in the metadata");
     expect_refusal(e_step, "metadata \"step\" is '-3'");
     Seq2Seq m = {0};
