@@ -154,8 +154,8 @@ int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
     int rc = -1;
     bool have_shape = false;
     if (parse_config(&f, &cfg, err) != 0) goto done;
-    // (nothing as large as the config says before the file is seen to
-    // hold that many parameters)
+    // a config that claims a model far larger than the file's tensors is
+    // refused here, before anything of its size is allocated
     if (param_file_fits(&f, gpt_param_count(&cfg), err) != 0) goto done;
     // The sinusoidal table (block_size x C floats) is in no tensor, and
     // the list of tensors does not depend on block_size then: the file
