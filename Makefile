@@ -6,7 +6,7 @@ EXERCISES ?= solutions   # folder graded by `make check`
 PORTABLE ?= 0            # 1: no -march=native (binaries that run anywhere)
 NO_BLAS ?= 0             # 1: naive triple-loop GEMM instead of OpenBLAS
 NO_AVX512 ?= 0           # 1: build as for a CPU without AVX-512 (see help)
-SAN ?= 0                 # 1: AddressSanitizer + UBSan build
+SAN ?= 0                 # 1: AddressSanitizer + UBSan build; fuzz: libFuzzer's
 NO_INSTALL ?= 0          # 1: never apt-get; stop and say what is missing
 OPT ?= -O3
 V ?= 0                   # 1: show every compiler command
@@ -38,7 +38,7 @@ DATA_CHAPTERS := 1 5 6
 MULTI30K := data/multi30k/train.de
 
 # ---- build variant: objects for different flags never mix --------------------
-VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter thread,$(SAN)),-tsan)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)$(if $(filter 1,$(NO_AVX512)),-noavx512)
+VARIANT := $(notdir $(firstword $(CC)))$(if $(filter 1,$(SAN)),-san)$(if $(filter thread,$(SAN)),-tsan)$(if $(filter fuzz,$(SAN)),-fuzz)$(if $(filter 1,$(NO_BLAS)),-noblas)$(if $(filter 1,$(PORTABLE)),-portable)$(if $(filter 1,$(NO_AVX512)),-noavx512)
 BUILD := build
 OBJ := $(BUILD)/$(VARIANT)
 
@@ -61,6 +61,16 @@ CHECK_LIBS = $(call lazy,CHECK_LIBS,pkg-config --libs check 2>/dev/null)
 
 SANFLAGS := $(if $(filter thread,$(SAN)),-fsanitize=thread -g,-fsanitize=address,undefined -fno-sanitize-recover=undefined \
     -fno-omit-frame-pointer -g)
+# SAN=fuzz: libFuzzer's coverage hooks in every object (the harnesses of
+# tests/fuzz/ add its main when they link), with ASan and UBSan; -O1, as
+# libFuzzer recommends, comes after OPT and so wins.
+ifeq ($(SAN),fuzz)
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+    -fno-omit-frame-pointer -g -O1
+ifeq ($(filter clang%,$(notdir $(firstword $(CC)))),)
+$(error SAN=fuzz needs clang (libFuzzer): run make fuzz, or add CC=clang)
+endif
+endif
 WARN := -Wall -Wextra -Werror -Wshadow -Wvla
 # -fno-trapping-math: we never read the floating-point exception flags, and
 # without it gcc will not turn a select (x < 0 ? a : b) into vector code
@@ -72,10 +82,10 @@ CFLAGS_ALL = -std=c11 $(OPT) -fno-math-errno -fno-trapping-math $(WARN) -D_POSIX
     $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
     $(if $(HAVE_OPENMP),-fopenmp) \
     $(if $(filter 1,$(NO_BLAS)),-DNO_BLAS,$(BLAS_CFLAGS)) \
-    $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) \
+    $(if $(filter 1 thread fuzz,$(SAN)),$(SANFLAGS)) \
     -Icommon $(CFLAGS)
 LDFLAGS_ALL = $(if $(HAVE_OPENMP),-fopenmp) \
-    $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) $(LDFLAGS)
+    $(if $(filter 1 thread fuzz,$(SAN)),$(SANFLAGS)) $(LDFLAGS)
 LIBS_ALL = $(if $(filter 1,$(NO_BLAS)),,$(BLAS_LIBS)) -lm
 
 # chapter N's include path: its own folder and every earlier chapter's
@@ -83,6 +93,7 @@ chincludes = $(foreach n,$(CHAPTERS),$(if $(shell [ $(n) -le $(1) ] && echo y),-
 
 .DEFAULT_GOAL := all
 .PHONY: all help deps data clean check grade valgrind docs bench banner FORCE \
+        fuzz fuzz-one fuzz-build fuzz-seeds \
         $(PROGRAMS)
 
 # ---- set-up -------------------------------------------------------------------
@@ -343,6 +354,50 @@ check-tsan: data/tinyshakespeare.txt
 	    || { cat $$b.log; echo "FAILED: $$b --small --validate-only --max-block 256"; exit 1; }; done
 .PHONY: check-tsan
 
+# ---- fuzzing -------------------------------------------------------------------------
+# libFuzzer harnesses (tests/fuzz/TARGET.c) for every parser of input from
+# outside: each runs FUZZ_SECONDS on a copy of its seed corpus
+# (tests/fuzz/corpus/TARGET/) with its dictionary (tests/fuzz/TARGET.dict)
+# and fails on a crash, a leak, a hang or an allocation past the limits
+# of tests/fuzz/run.sh; the input that did it is left in build/fuzz/TARGET/.
+# They build in their own variant, SAN=fuzz, which needs clang: make fuzz
+# picks clang itself.
+FUZZ_TARGETS := json safetensors checkpoint train_state utf8 flags bpe bleu seq2seq
+FUZZ_SECONDS ?= 30
+FUZZ_LIBS = $(foreach n,7 6 5 4 3 2 1,$(OBJ)/libch$(n).a) $(OBJ)/libcommon.a
+FUZZ_BINS := $(addprefix $(OBJ)/fuzz/,$(FUZZ_TARGETS))
+# clang, unless CC names another clang
+FUZZ_CC := $(if $(filter clang%,$(notdir $(firstword $(CC)))),$(CC),clang)
+
+$(OBJ)/tests/fuzz/%.o: tests/fuzz/%.c | $(OBJ)/.deps-fuzz
+	@mkdir -p $(dir $@)
+	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(ALL_INCLUDES) -c $< -o $@
+$(OBJ)/fuzz/%: $(OBJ)/tests/fuzz/%.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer,address,undefined $^ $(LIBS_ALL) -o $@
+
+.SECONDARY: $(FUZZ_TARGETS:%=$(OBJ)/tests/fuzz/%.o)
+# The seeds of the corpora that are model files and tokenizers, written by
+# the project's own writers (tests/fuzz/make_seeds.c); they are committed.
+$(OBJ)/fuzz/make_seeds: $(OBJ)/tests/fuzz/make_seeds.o $(FUZZ_LIBS)
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ $(LIBS_ALL) -o $@
+
+ifeq ($(SAN),fuzz)
+fuzz-build: $(FUZZ_BINS)
+fuzz: fuzz-build
+	@bash tests/fuzz/run.sh $(OBJ)/fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+fuzz-one: fuzz-build
+	@$(if $(filter $(TARGET),$(FUZZ_TARGETS)),,echo "fuzz-one: TARGET must be one of: $(FUZZ_TARGETS)"; exit 2)
+	@bash tests/fuzz/run.sh $(OBJ)/fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(TARGET)
+fuzz-seeds: $(OBJ)/fuzz/make_seeds
+	@mkdir -p $(addprefix tests/fuzz/corpus/,checkpoint seq2seq train_state safetensors bpe)
+	$(OBJ)/fuzz/make_seeds tests/fuzz/corpus
+else
+fuzz fuzz-one fuzz-build fuzz-seeds:
+	@$(MAKE) --no-print-directory $@ SAN=fuzz CC='$(FUZZ_CC)' \
+	    FUZZ_SECONDS='$(FUZZ_SECONDS)' TARGET='$(TARGET)'
+endif
+
 # ---- benchmarks ---------------------------------------------------------------------
 # ./ch6 against PyTorch side by side (about 13 minutes; BENCH="--quick" for a
 # smoke test); the report names the CPU and its AVX2 / AVX-512 features.
@@ -423,6 +478,8 @@ help:
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
+	@echo "  make fuzz           every parser's libFuzzer harness, FUZZ_SECONDS each (30;"
+	@echo "                      clang); make fuzz-one TARGET=json for one of them"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
 	@echo "  make bench-mt       ./ch7 translation against PyTorch: training and decoding speed"

@@ -6,6 +6,7 @@
 #   docs   - pandoc
 #   data   - sha256sum, and curl or wget when ../shared/data is not beside us
 #   valgrind - valgrind, for `make valgrind`
+#   fuzz   - clang and its libFuzzer runtime, for `make fuzz`
 #   all    - build, check, docs and data
 #
 # Each missing tool is mapped to the Debian package that provides it. When
@@ -61,6 +62,21 @@ check_valgrind() {
     command -v valgrind >/dev/null 2>&1 || need valgrind "make valgrind"
 }
 
+check_fuzz() {
+    local clang_cmd=clang
+    case ${CC_CMD##*/} in clang*) clang_cmd=${CC_CMD%% *} ;; esac
+    if ! command -v "$clang_cmd" >/dev/null 2>&1; then
+        need clang "the fuzzing build (make fuzz)"
+        need libclang-rt-dev "libFuzzer, clang's fuzzing runtime"
+    # clang without its runtime libraries links no fuzzer
+    elif ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n)
+                 { (void)d; (void)n; return 0; }' \
+            | "$clang_cmd" -fsanitize=fuzzer -x c - -o /dev/null \
+              >/dev/null 2>&1; then
+        need libclang-rt-dev "libFuzzer, clang's fuzzing runtime"
+    fi
+}
+
 check_data() {
     command -v sha256sum >/dev/null 2>&1 || need coreutils "sha256sum"
     if [ ! -d ../shared/data ] && ! command -v curl >/dev/null 2>&1 \
@@ -77,6 +93,7 @@ for group in "$@"; do
         docs)  check_docs ;;
         data)  check_data ;;
         valgrind) check_valgrind ;;
+        fuzz)  check_fuzz ;;
         all)   check_build; check_check; check_docs; check_data ;;
         *) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
     esac

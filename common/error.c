@@ -15,6 +15,10 @@ int error_set(Error *err, const char *fmt, ...) {
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        // one line, whatever it quotes: a tensor name or an argument
+        // holding a newline (or any control character) shows '?' there
+        for (char *c = err->msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     }
     return -1;
 }

@@ -14,7 +14,9 @@ typedef struct {
 } Error;
 
 // Formats the message into err (when err is not NULL); always returns -1 so
-// that library code can write `return error_set(err, "...", ...);`.
+// that library code can write `return error_set(err, "...", ...);`. The
+// message stays one line: a control character in it (a newline inside a
+// name it quotes) becomes '?'.
 int error_set(Error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

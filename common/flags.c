@@ -191,34 +191,45 @@ const char *flags_peek(int argc, char **argv, const char *name) {
     return found;
 }
 
-void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
-                 const char *summary) {
-    error_set_progname(argv[0]);
+int flags_parse_args(int argc, char **argv, const Flag *flags, int n_flags,
+                     Error *err) {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            print_help(summary, flags, n_flags);
-            exit(0);
-        }
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return 1;
         if (strncmp(arg, "--", 2) != 0)
-            flags_fail("unexpected argument '%s'", arg);
+            return error_set(err, "unexpected argument '%s'", arg);
         const char *name = arg + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         const Flag *f = NULL;
         for (int k = 0; k < n_flags; k++)
             if (strlen(flags[k].name) == len
                 && strncmp(flags[k].name, name, len) == 0) f = &flags[k];
-        if (!f) flags_fail("unknown flag '--%.*s'", (int)len, name);
+        if (!f)
+            return error_set(err, "unknown flag '--%.*s'", (int)len, name);
         const char *text = eq ? eq + 1 : NULL;
         if (!text && f->type == FLAG_BOOL) text = "1";
         if (!text) {
-            if (i + 1 >= argc) flags_fail("--%s needs a value", f->name);
+            if (i + 1 >= argc)
+                return error_set(err, "--%s needs a value", f->name);
             text = argv[++i];
         }
         if (set_value(f, text) != 0)
-            flags_fail("--%s expects %s, got '%s'", f->name,
-                       type_word(f->type), text);
+            return error_set(err, "--%s expects %s, got '%s'", f->name,
+                             type_word(f->type), text);
         if (!flags_given(f->value) && n_given < MAX_GIVEN)
             given[n_given++] = f->value;
     }
+    return 0;
+}
+
+void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
+                 const char *summary) {
+    error_set_progname(argv[0]);
+    Error err;
+    int rc = flags_parse_args(argc, argv, flags, n_flags, &err);
+    if (rc == 1) {
+        print_help(summary, flags, n_flags);
+        exit(0);
+    }
+    if (rc != 0) flags_fail("%s", err.msg);
 }

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
+
 typedef enum { FLAG_INT, FLAG_U64, FLAG_FLOAT, FLAG_STRING, FLAG_BOOL } FlagType;
 
 typedef struct {
@@ -28,6 +30,14 @@ typedef struct {
 
 void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
                  const char *summary);
+
+// The parsing of flags_parse without its exits: argv[1..argc) into the
+// flags' variables. Returns 0; 1 when --help or -h comes (nothing after
+// it is read; flags_parse then prints the help); or -1 with the message
+// that flags_parse prints after "<prog>: error: " (the value of a flag
+// that failed may have been cut to fit the Error).
+int flags_parse_args(int argc, char **argv, const Flag *flags, int n_flags,
+                     Error *err);
 
 // After flags_parse: whether the command line set the variable at value
 // (a flag given with the value it already had counts as set). A program

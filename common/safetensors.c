@@ -277,6 +277,16 @@ static int parse_file(StFile *f, const char *path, Error *err) {
     return rc;
 }
 
+// f holds the bytes in f->buf (it owns them): name it and check it all.
+static int load_buf(StFile *f, const char *path, Error *err) {
+    f->path = xstrdup(path);
+    if (parse_file(f, path, err) != 0) {
+        st_free(f);
+        return -1;
+    }
+    return 0;
+}
+
 int st_load(StFile *f, const char *path, Error *err) {
     memset(f, 0, sizeof *f);
     if (!host_is_little_endian())
@@ -286,12 +296,21 @@ int st_load(StFile *f, const char *path, Error *err) {
     char *bytes = read_file(path, &f->size, &ferr);
     if (!bytes) return error_set(err, "%s", ferr.msg);
     f->buf = (uint8_t *)bytes;
-    f->path = xstrdup(path);
-    if (parse_file(f, path, err) != 0) {
-        st_free(f);
-        return -1;
-    }
-    return 0;
+    return load_buf(f, path, err);
+}
+
+int st_load_bytes(StFile *f, const void *bytes, size_t n, const char *name,
+                  Error *err) {
+    memset(f, 0, sizeof *f);
+    if (!host_is_little_endian())
+        return error_set(err, "%s: cannot load safetensors on a big-endian "
+                         "machine", name);
+    // a copy with a NUL after it, as read_file gives
+    f->buf = xmalloc(n + 1);
+    if (n) memcpy(f->buf, bytes, n);
+    f->buf[n] = 0;
+    f->size = n;
+    return load_buf(f, name, err);
 }
 
 void st_free(StFile *f) {

@@ -61,6 +61,10 @@ typedef struct {
 // or -1 with a one-line message naming the file (and the tensor) and f
 // left empty; st_free is safe either way.
 int st_load(StFile *f, const char *path, Error *err);
+// The same checks on n bytes already in memory (copied: bytes may go
+// after the call); name stands for the path in messages.
+int st_load_bytes(StFile *f, const void *bytes, size_t n, const char *name,
+                  Error *err);
 void st_free(StFile *f);
 
 // The tensor called name, or NULL.

@@ -154,7 +154,16 @@ int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
     int rc = -1;
     bool have_shape = false;
     if (parse_config(&f, &cfg, err) != 0) goto done;
-    if (gpt_create(&shape, &cfg, err) != 0) goto done;
+    // a config that claims a model far larger than the file's tensors is
+    // refused here, before anything of its size is allocated
+    if (param_file_fits(&f, gpt_param_count(&cfg), err) != 0) goto done;
+    // The sinusoidal table (block_size x C floats) is in no tensor, and
+    // the list of tensors does not depend on block_size then: the file
+    // is checked against a model of block 1, and the table is made only
+    // for a file that passes.
+    GptConfig checked = cfg;
+    if (cfg.positional == POS_SINUSOIDAL) checked.block_size = 1;
+    if (gpt_create(&shape, &checked, err) != 0) goto done;
     have_shape = true;
     const char *model = cfg.bias ? "bias true" : "bias false";
     if (param_file_check(&f, shape.tensors, shape.n_tensors, &HEAD, 1,
@@ -164,7 +173,13 @@ int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
     if (param_file_step(&f, &s, err) != 0) goto done;
     if (step) *step = s;
     if (parse_vocab(&f, cfg.vocab_size, vocab, err) != 0) goto done;
-    // all checked: now copy
+    // all checked: now the model of the whole config, and the copy
+    if (checked.block_size != cfg.block_size) {
+        gpt_free(&shape);
+        have_shape = false;
+        if (gpt_create(&shape, &cfg, err) != 0) goto done;
+        have_shape = true;
+    }
     if (param_file_copy(&f, shape.params, shape.tensors, shape.n_tensors,
                         err) != 0)
         goto done;   // cannot happen after param_file_check

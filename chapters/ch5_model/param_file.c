@@ -120,6 +120,18 @@ int param_file_check(const StFile *f, const GptTensor *t, int n,
     return 0;
 }
 
+int param_file_fits(const StFile *f, size_t n, Error *err) {
+    size_t have = 0;   // at most the file's size: no overflow
+    for (int i = 0; i < f->n_tensors; i++)
+        if (strcmp(f->tensors[i].dtype, "F32") == 0)
+            have += f->tensors[i].numel;
+    if (n > have && n - have > have + 65536)
+        return error_set(err, "%s: the config describes a model of %zu "
+                         "parameters, the file's F32 tensors hold %zu "
+                         "values", f->path, n, have);
+    return 0;
+}
+
 int param_file_copy(const StFile *f, float *params, const GptTensor *t,
                     int n, Error *err) {
     for (int i = 0; i < n; i++)

@@ -43,6 +43,15 @@ int param_file_check(const StFile *f, const GptTensor *t, int n,
                      const ParamAlias *alias, int n_alias,
                      const char *model, Error *err);
 
+// Before a model of n parameters is created for a file: -1 with a
+// message when n is far beyond the F32 values of the file's tensors
+// (more than twice as many, and 65536 more), else 0. A config that claims
+// a huge model (a damaged or hostile file) is so refused before its
+// parameters are allocated, while a model a little larger than the file
+// is still created, for param_file_check to name the tensor that is
+// missing or of the wrong shape.
+int param_file_fits(const StFile *f, size_t n, Error *err);
+
 // Copies the list's tensors from a checked file into params.
 int param_file_copy(const StFile *f, float *params, const GptTensor *t,
                     int n, Error *err);

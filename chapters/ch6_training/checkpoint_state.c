@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,28 +121,40 @@ static int get_num(const Json *j, const char *key, double *out,
     return 0;
 }
 
+// A whole number that fits an int, as trainer_save writes them: a value
+// such as 7.5 or 1e300 is refused, not rounded or converted out of range.
+static int get_int(const Json *j, const char *key, int *out,
+                   const char *path, Error *err) {
+    const Json *v = json_get(j, key);
+    int64_t x;
+    if (!v || json_int64(v, &x) != 0 || x < INT_MIN || x > INT_MAX)
+        return error_set(err, "%s: train_state has no whole number \"%s\"",
+                         path, key);
+    *out = (int)x;
+    return 0;
+}
+
 static int parse_state(TrainState *t, const Json *j, const char *path,
                        Error *err) {
     TrainConfig *c = &t->cfg;
-    double v[13] = {0};
-    const char *keys[13] = {"step", "batch", "steps", "lr", "min_lr",
-                            "warmup", "decay_steps", "beta1", "beta2", "eps",
-                            "weight_decay", "grad_clip", "eval_every"};
-    for (int i = 0; i < 13; i++)
+    int *ints[7] = {&t->step, &c->batch, &c->steps, &c->warmup,
+                    &c->decay_steps, &c->eval_every, &c->eval_iters};
+    const char *int_keys[7] = {"step", "batch", "steps", "warmup",
+                               "decay_steps", "eval_every", "eval_iters"};
+    for (int i = 0; i < 7; i++)
+        if (get_int(j, int_keys[i], ints[i], path, err) != 0) return -1;
+    double v[7] = {0};
+    const char *keys[7] = {"lr", "min_lr", "beta1", "beta2", "eps",
+                           "weight_decay", "grad_clip"};
+    for (int i = 0; i < 7; i++)
         if (get_num(j, keys[i], &v[i], path, err) != 0) return -1;
-    double iters = 0;
-    if (get_num(j, "eval_iters", &iters, path, err) != 0) return -1;
     const Json *seed = json_get(j, "seed");
     if (!seed || seed->type != JSON_STRING)
         return error_set(err, "%s: train_state has no seed", path);
-    t->step = (int)v[0];
-    c->batch = (int)v[1], c->steps = (int)v[2];
-    c->lr = (float)v[3], c->min_lr = (float)v[4];
-    c->warmup = (int)v[5], c->decay_steps = (int)v[6];
-    c->adamw = (AdamWConfig){(float)v[7], (float)v[8], (float)v[9],
-                             (float)v[10]};
-    c->grad_clip = (float)v[11], c->eval_every = (int)v[12];
-    c->eval_iters = (int)iters;
+    c->lr = (float)v[0], c->min_lr = (float)v[1];
+    c->adamw = (AdamWConfig){(float)v[2], (float)v[3], (float)v[4],
+                             (float)v[5]};
+    c->grad_clip = (float)v[6];
     c->seed = strtoull(seed->str, NULL, 10);
     if (rng_parse(j, "data_rng", &t->data_rng, path, err) != 0
         || rng_parse(j, "drop_rng", &t->drop_rng, path, err) != 0)
@@ -156,11 +169,14 @@ int train_state_load(TrainState *s, const char *dir, int step, Error *err) {
     state_path(path, sizeof path, dir, step);
     if (st_load(&s->file, path, err) != 0) return -1;
     const char *text = st_meta(&s->file, "train_state");
-    Json *j = text ? json_parse(text, strlen(text), err) : NULL;
+    Error jerr;
+    Json *j = text ? json_parse(text, strlen(text), &jerr) : NULL;
     int rc = -1;
     if (!text)
         error_set(err, "%s: no train_state metadata", path);
-    else if (j && parse_state(s, j, path, err) == 0) {
+    else if (!j)
+        error_set(err, "%s: train_state metadata: %s", path, jerr.msg);
+    else if (parse_state(s, j, path, err) == 0) {
         if (s->step != step)
             error_set(err, "%s: holds step %d, the model step %d", path,
                       s->step, step);

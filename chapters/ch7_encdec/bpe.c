@@ -742,6 +742,35 @@ static int parse_uint(const char **p, long max, long *out) {
     return 0;
 }
 
+// The most bytes the text of all tokens together may take in a loaded
+// tokenizer. A merge is as long as its two halves, so a string of a few
+// hundred bytes whose merges each join the one before with itself asks
+// for 2^M bytes; learning never does that (a merged pair occurs twice in
+// the text), and a real vocabulary's tokens take some kilobytes.
+#define BPE_MAX_TEXT (1 << 24)
+
+// The bytes of all tokens of t (whose merges are read), or more than
+// BPE_MAX_TEXT when they would exceed it.
+static size_t text_bytes(const Bpe *t) {
+    int A = t->n_chars, M = t->n_merges;
+    size_t *n = xmalloc(((size_t)A + (size_t)M) * sizeof *n);
+    size_t total = 0;
+    char u[4];
+    for (int i = 0; i < A + M && total <= BPE_MAX_TEXT; i++) {
+        if (i < A) {
+            n[i] = (size_t)utf8_encode(t->chars[i], u);
+        } else {
+            size_t a = n[t->merges[2 * (i - A)] - BPE_ALPHA];
+            size_t b = n[t->merges[2 * (i - A) + 1] - BPE_ALPHA];
+            // both at most BPE_MAX_TEXT: the sum cannot overflow
+            n[i] = a + b;
+        }
+        total += n[i];
+    }
+    free(n);
+    return total;
+}
+
 #define BAD(...) do {                                                      \
         char what_[256];                                                   \
         snprintf(what_, sizeof what_, __VA_ARGS__);                        \
@@ -797,6 +826,9 @@ int bpe_from_string(Bpe *out, const char *s, Error *err) {
     }
     t.n_merges = (int)M;
     if (*p) BAD("unexpected text after merge %ld", M);
+    if (text_bytes(&t) > BPE_MAX_TEXT)
+        BAD("the tokens' text would take more than %d bytes (merges that "
+            "join long tokens again and again)", BPE_MAX_TEXT);
     pm_free(&seen);
     bpe_finish(&t);
     *out = t;

@@ -124,15 +124,27 @@ int seq2seq_load(const char *path, Seq2Seq *m, int *step, char **vocab,
     Seq2SeqConfig cfg;
     Seq2Seq shape = {0};   // a model of that config: its list of tensors
     int rc = -1, s = 0;
+    // The sinusoids (max_len x C floats) are in no tensor, and the list
+    // of tensors does not depend on max_len: the file is checked against
+    // a model of max_len 1, and the table is made only for a file that
+    // passes.
+    Seq2SeqConfig checked;
     if (parse_config(&f, &cfg, err) != 0
-        || seq2seq_create(&shape, &cfg, err) != 0)
+        || param_file_fits(&f, seq2seq_param_count(&cfg), err) != 0)
         goto done;
+    checked = cfg;
+    checked.max_len = 1;
+    if (seq2seq_create(&shape, &checked, err) != 0) goto done;
     char model[48];
     snprintf(model, sizeof model, "bias %s, tie %s",
              cfg.bias ? "true" : "false", cfg.tie ? "true" : "false");
     if (param_file_check(&f, shape.tensors, shape.n_tensors, TIED,
                          cfg.tie ? 2 : 0, model, err) != 0
-        || param_file_step(&f, &s, err) != 0
+        || param_file_step(&f, &s, err) != 0)
+        goto done;
+    // all checked: now the model of the whole config, and the copy
+    seq2seq_free(&shape);
+    if (seq2seq_create(&shape, &cfg, err) != 0
         || param_file_copy(&f, shape.params, shape.tensors, shape.n_tensors,
                            err) != 0)
         goto done;

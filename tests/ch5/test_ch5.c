@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check_util.h"
@@ -556,6 +557,22 @@ static void e_heads(StWriteTensor *t, int *n, const char **k,
            "\"n_head\": 5, \"n_embd\": 12, \"bias\": true, \"dropout\": 0, "
            "\"positional\": \"learned\"}";
 }
+static void e_huge(StWriteTensor *t, int *n, const char **k,
+                   const char **v, float *s) {
+    (void)t, (void)n, (void)k, (void)s;
+    // 4096 layers, 7.7 million parameters, in a file of 4 thousand
+    v[0] = "{\"vocab_size\": 13, \"block_size\": 8, \"n_layer\": 4096, "
+           "\"n_head\": 2, \"n_embd\": 12, \"bias\": true, \"dropout\": 0, "
+           "\"positional\": \"learned\"}";
+}
+static void e_long_table(StWriteTensor *t, int *n, const char **k,
+                         const char **v, float *s) {
+    (void)t, (void)n, (void)k, (void)s;
+    // sinusoidal positions of 22369621 x 12 floats: a table of 1 GiB
+    v[0] = "{\"vocab_size\": 13, \"block_size\": 22369621, \"n_layer\": 2, "
+           "\"n_head\": 2, \"n_embd\": 12, \"bias\": true, \"dropout\": 0, "
+           "\"positional\": \"sinusoidal\"}";
+}
 static void e_vocab(StWriteTensor *t, int *n, const char **k,
                     const char **v, float *s) {
     (void)t, (void)n, (void)k, (void)s;
@@ -585,6 +602,9 @@ START_TEST(checkpoint_refusals) {
     expect_refusal(e_nan, "holds nan at element 2");
     expect_refusal(e_config, "config metadata: JSON");
     expect_refusal(e_heads, "n_head=5");
+    // refused for its size, before a model of that size is allocated
+    expect_refusal(e_huge, "the config describes a model of 7717140 "
+                   "parameters, the file's F32 tensors hold 4044 values");
     expect_refusal(e_vocab, "vocab metadata has 12 characters");
     expect_refusal(e_order, "not above the one before");
     expect_refusal(e_noconfig, "no \"config\"");
@@ -593,6 +613,28 @@ START_TEST(checkpoint_refusals) {
                                      &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "no/such/file.safetensors"));
     (void)e_none;
+}
+END_TEST
+
+// The sinusoidal table is in no tensor, so its size is not bounded by the
+// file's: a file refused for its tensors must be refused before the
+// table of its config is made. With 512 MiB of data allowed, making the
+// 1 GiB table would end the test ("out of memory"). (AddressSanitizer
+// reserves terabytes of address space up front: no limit can hold there.)
+START_TEST(checkpoint_refused_before_the_table) {
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return;
+#endif
+#endif
+    struct rlimit lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_DATA, &lim), 0);
+    lim.rlim_cur = (rlim_t)512 << 20;
+    ck_assert_int_eq(setrlimit(RLIMIT_DATA, &lim), 0);
+    expect_refusal(e_long_table, "tensor transformer.wpe.weight is not part "
+                   "of this model");
 }
 END_TEST
 
@@ -795,6 +837,7 @@ Suite *ch5_suite(void) {
     tc = tcase_new("checkpoint", "ch5");
     tcase_add_test(tc, checkpoint_round_trip);
     tcase_add_test(tc, checkpoint_refusals);
+    tcase_add_test(tc, checkpoint_refused_before_the_table);
     tcase_add_test(tc, checkpoint_save_is_atomic);
     suite_add_tcase(s, tc);
     tc = tcase_new("generate", "ch5");

@@ -2,10 +2,12 @@
 // and the schedule together), the optimiser pieces on known values, a
 // run that stops and resumes reproducing the uninterrupted one bit for
 // bit, and a NaN that stops training before it touches the weights.
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "checkpoint_state.h"
 #include "fixture.h"
 #include "gpt_train.h"
+#include "json.h"
 #include "mem.h"
 #include "optim.h"
 #include "run.h"
@@ -459,6 +462,69 @@ static bool same(const float *a, const float *b, size_t n) {
 // same losses and norms, and after sync the same weights and moments;
 // the host copy is left alone between syncs (the trainer neither clips
 // nor updates it itself); a save syncs, and a resume loads, exactly.
+// A state file for step 7 whose train_state has "key": value in place of
+// the key's usual value; train_state_load must refuse it, saying want.
+static void state_refused(const char *key, const char *value,
+                          const char *want) {
+    StrBuf b = {0};
+    const char *keys[] = {"step", "batch", "steps", "lr", "min_lr", "warmup",
+                          "decay_steps", "beta1", "beta2", "eps",
+                          "weight_decay", "grad_clip", "eval_every",
+                          "eval_iters"};
+    const char *usual[] = {"7", "4", "100", "0.001", "0.0001", "10", "90",
+                           "0.9", "0.95", "1e-08", "0.1", "1", "50", "5"};
+    sb_printf(&b, "{\"seed\": \"1337\"");
+    for (int i = 0; i < 14; i++)
+        sb_printf(&b, ", \"%s\": %s", keys[i],
+                  strcmp(keys[i], key) == 0 ? value : usual[i]);
+    for (int r = 0; r < 2; r++) {
+        sb_printf(&b, ", \"%s_next\": 3, \"%s_state\": \"",
+                  r ? "drop_rng" : "data_rng", r ? "drop_rng" : "data_rng");
+        for (int i = 0; i < RNG_N; i++) sb_printf(&b, "%08x", i);
+        sb_append(&b, "\"", 1);
+    }
+    sb_append(&b, "}", 1);
+    const float mv[2] = {0.5f, 1};
+    StWriteTensor t[2] = {{"adamw.m", mv, 1, {2}}, {"adamw.v", mv, 1, {2}}};
+    const char *meta_key[1] = {"train_state"}, *meta_value[1] = {b.s};
+    char out[96], p[160];
+    snprintf(out, sizeof out, "%s/state", dir);
+    ck_assert(mkdir(out, 0777) == 0 || errno == EEXIST);
+    snprintf(p, sizeof p, "%s/state-7.safetensors", out);
+    Error err;
+    ck_assert_msg(st_save(p, t, 2, meta_key, meta_value, 1, &err) == 0, "%s",
+                  err.msg);
+    TrainState s;
+    int rc = train_state_load(&s, out, 7, &err);
+    if (!want) {   // the usual values load
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        ck_assert_int_eq(s.step, 7);
+        ck_assert_int_eq(s.cfg.batch, 4);
+        train_state_free(&s);
+    } else {
+        ck_assert_msg(rc == -1, "%s: %s loaded", key, value);
+        ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, p),
+                      "message '%s' lacks '%s'", err.msg, want);
+    }
+    unlink(p);
+    sb_free(&b);
+}
+
+START_TEST(state_numbers_refused) {
+    snprintf(dir, sizeof dir, "/tmp/ch6_test_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    state_refused("step", "7", NULL);
+    // whole numbers are whole: not rounded to one, not cast out of range
+    state_refused("step", "7.5", "no whole number \"step\"");
+    state_refused("batch", "1e300", "no whole number \"batch\"");
+    state_refused("eval_iters", "4294967301", "no whole number "
+                  "\"eval_iters\"");
+    state_refused("lr", "\"fast\"", "no number \"lr\"");
+    state_refused("steps", "[", "train_state metadata: JSON");
+    cleanup_dir();
+}
+END_TEST
+
 START_TEST(trainer_through_hooks_is_exact) {
     Corpus c;
     small_corpus(&c);
@@ -866,6 +932,7 @@ Suite *ch6_suite(void) {
     tcase_add_test(tc, nan_stops_before_the_update);
     tcase_add_test(tc, train_step_allocates_nothing);
     tcase_add_test(tc, resume_refusals);
+    tcase_add_test(tc, state_numbers_refused);
     tcase_add_test(tc, trainer_drives_any_model);
     tcase_add_test(tc, trainer_through_hooks_is_exact);
     tcase_add_test(tc, program_runs_on_a_backend);

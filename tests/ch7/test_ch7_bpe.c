@@ -43,6 +43,7 @@
 
 #include "bpe.h"
 #include "check_util.h"
+#include "json.h"
 #include "mem.h"
 #include "rng.h"
 #include "seq2seq.h"
@@ -563,6 +564,32 @@ START_TEST(bpe_corrupt_strings) {
 }
 END_TEST
 
+// A string whose merges each join the token before with itself: merge
+// i is 2^(i+1) bytes long, so 40 of them in 200 bytes would ask for a
+// terabyte. Refused, with one line; 20 of them (2 MiB in all) load.
+static char *doubling(int merges) {
+    StrBuf b = {0};
+    sb_printf(&b, "bpe1 1 %d\na\n", merges);
+    for (int i = 0; i < merges; i++)
+        sb_printf(&b, "%d %d\n", BPE_ALPHA + i, BPE_ALPHA + i);
+    return b.s;
+}
+
+START_TEST(bpe_doubling_merges) {
+    char *s = doubling(40);
+    refused("40 doubling merges", s, "more than 16777216 bytes");
+    free(s);
+    s = doubling(20);
+    Bpe t;
+    Error err;
+    ck_assert_msg(bpe_from_string(&t, s, &err) == 0, "%s", err.msg);
+    int id = t.vocab_size - 1;
+    ck_assert_int_eq(t.off[id + 1] - t.off[id], 1 << 20);
+    bpe_free(&t);
+    free(s);
+}
+END_TEST
+
 Suite *ch7_bpe_suite(void) {
     Suite *s = suite_create("ch7_bpe");
     TCase *tc = tcase_new("bpe", "ch7");
@@ -574,6 +601,7 @@ Suite *ch7_bpe_suite(void) {
     tcase_add_test(tc, bpe_matches_naive);
     tcase_add_test(tc, bpe_string_round_trip);
     tcase_add_test(tc, bpe_corrupt_strings);
+    tcase_add_test(tc, bpe_doubling_merges);
     suite_add_tcase(s, tc);
     return s;
 }

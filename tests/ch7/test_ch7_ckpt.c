@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "check_util.h"
@@ -348,6 +349,21 @@ static void e_heads(File *f) {   // 8 channels do not split into 3 heads
         "\"dropout\": 0, \"bias\": true, \"tie\": true, \"act\": \"relu\", "
         "\"pad\": 0}";
 }
+static void e_huge(File *f) {   // 4096 + 4096 layers: 5.6 million floats
+    f->values[0] =
+        "{\"src_vocab\": 9, \"tgt_vocab\": 9, \"max_len\": 7, \"n_enc\": "
+        "4096, \"n_dec\": 4096, \"n_head\": 2, \"n_embd\": 8, \"n_ffn\": "
+        "12, \"dropout\": 0, \"bias\": true, \"tie\": true, \"act\": "
+        "\"relu\", \"pad\": 0}";
+}
+static void e_long_table(File *f) {   // sinusoids of 33554431 x 8 floats
+    f->values[0] =
+        "{\"src_vocab\": 9, \"tgt_vocab\": 9, \"max_len\": 33554431, "
+        "\"n_enc\": 2, \"n_dec\": 1, \"n_head\": 2, \"n_embd\": 8, "
+        "\"n_ffn\": 12, \"dropout\": 0, \"bias\": true, \"tie\": true, "
+        "\"act\": \"relu\", \"pad\": 0}";
+    drop(f, "decoder.layers.0.ln_3.bias");
+}
 static void e_no_config(File *f) { f->keys[0] = "settings"; }
 static void e_step(File *f) { f->values[2] = "-3"; }
 
@@ -369,6 +385,9 @@ START_TEST(ckpt_refusals) {
     expect_refusal(e_no_key, "the config metadata has no \"n_ffn\"");
     expect_refusal(e_act, "config \"act\" must be \"relu\"");
     expect_refusal(e_heads, "n_embd=8 does not split into n_head=3");
+    // refused for its size, before a model of that size is allocated
+    expect_refusal(e_huge, "the config describes a model of 5603432 "
+                   "parameters, the file's F32 tensors hold 2148 values");
     expect_refusal(e_no_config, "no \"config\" in the metadata");
     expect_refusal(e_step, "metadata \"step\" is '-3'");
     Seq2Seq m = {0};
@@ -377,6 +396,28 @@ START_TEST(ckpt_refusals) {
                                   NULL, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "no/such/file.safetensors"));
     ck_assert_ptr_null(m.params);
+}
+END_TEST
+
+// The sinusoids are in no tensor, so their size is not bounded by the
+// file's: a file refused for its tensors must be refused before the
+// table of its max_len is made. With 512 MiB of data allowed, making the
+// 1 GiB table would end the test ("out of memory"). (AddressSanitizer
+// reserves terabytes of address space up front: no limit can hold there.)
+START_TEST(ckpt_refused_before_the_table) {
+#if defined(__SANITIZE_ADDRESS__)
+    return;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return;
+#endif
+#endif
+    struct rlimit lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_DATA, &lim), 0);
+    lim.rlim_cur = (rlim_t)512 << 20;
+    ck_assert_int_eq(setrlimit(RLIMIT_DATA, &lim), 0);
+    expect_refusal(e_long_table, "tensor decoder.layers.0.ln_3.bias is "
+                   "missing");
 }
 END_TEST
 
@@ -496,6 +537,7 @@ Suite *ch7_ckpt_suite(void) {
     tcase_add_loop_test(tc, ckpt_round_trip, 0, 3);
     tcase_add_test(tc, ckpt_train_model_saves);
     tcase_add_test(tc, ckpt_refusals);
+    tcase_add_test(tc, ckpt_refused_before_the_table);
     tcase_add_loop_test(tc, ckpt_c_file_is_stable, 0, 2);
     tcase_add_loop_test(tc, ckpt_reads_pytorch_file, 0, 2);
     suite_add_tcase(s, tc);
