@@ -126,10 +126,23 @@ static int parse_state(TrainState *t, const Json *j, const char *path,
     const char *keys[13] = {"step", "batch", "steps", "lr", "min_lr",
                             "warmup", "decay_steps", "beta1", "beta2", "eps",
                             "weight_decay", "grad_clip", "eval_every"};
-    for (int i = 0; i < 13; i++)
+    // The ranges the flags allow (a damaged or edited file must not train
+    // with beta2 1.5, or turn 1e300 into an int).
+    const double lo[13] = {0, 1, 0, 1e-30, 0, 0, 0, 0, 0, 1e-30, 0, 0, 0};
+    const double hi[13] = {1e9, 1e9, 1e9, 1e30, 1e30, 1e9, 1e9, 0.999999,
+                           0.999999, 1, 1e30, 1e30, 1e9};
+    for (int i = 0; i < 13; i++) {
         if (get_num(j, keys[i], &v[i], path, err) != 0) return -1;
+        if (!(v[i] >= lo[i] && v[i] <= hi[i]))
+            return error_set(err, "%s: train_state \"%s\" must be in [%g, "
+                             "%g], got %g", path, keys[i], lo[i], hi[i],
+                             v[i]);
+    }
     double iters = 0;
     if (get_num(j, "eval_iters", &iters, path, err) != 0) return -1;
+    if (!(iters >= 1 && iters <= 1e9))
+        return error_set(err, "%s: train_state \"eval_iters\" must be in "
+                         "[1, 1e+09], got %g", path, iters);
     const Json *seed = json_get(j, "seed");
     if (!seed || seed->type != JSON_STRING)
         return error_set(err, "%s: train_state has no seed", path);
