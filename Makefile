@@ -303,7 +303,8 @@ shq = $(subst ','\'',$(1))
 ifeq ($(EXERCISES),solutions)
 # The whole suite with the reference answers: must pass. Then the tests of
 # the grader itself, which grade broken copies of solutions/, and the
-# programs' command lines (tests/cli/test_cli.sh, a few seconds), and the
+# programs' command lines (tests/cli/test_cli.sh, a few seconds), their
+# catalogue of bad inputs (tests/bad_inputs.sh, about 20 seconds), and the
 # checks of chapter 8's kernel benchmarks, emulated at small sizes (a few
 # seconds; each prints its table when a version fails).
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
@@ -312,6 +313,7 @@ check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PRO
 	$(RUNNER) --json $(BUILD)/grade/results.json
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
 	bash tests/cli/test_cli.sh $(OBJ)
+	bash tests/bad_inputs.sh $(OBJ)
 	bash tests/faults.sh $(OBJ)
 	@for b in $(KBENCH_EMU); do \
 	    if $$b --small > $$b.log 2>&1; then echo "kernel benchmark $$(basename $$b .emu) --small, emulated: $$(tail -n 1 $$b.log)"; \

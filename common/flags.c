@@ -22,12 +22,38 @@ _Noreturn void flags_fail(const char *fmt, ...) {
     exit(2);
 }
 
+// v as the command line most likely wrote it: a whole number in full, a
+// float flag's value in the fewest digits that give the same float
+// ("-0.1", not "-0.100000001").
+static void format_value(char *buf, size_t size, double v) {
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, size, "%.0f", v);
+        return;
+    }
+    bool is_float = (double)(float)v == v;
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(buf, size, "%.*g", digits, v);
+        if (is_float ? strtof(buf, NULL) == (float)v
+                     : strtod(buf, NULL) == v) return;
+    }
+}
+
 void flags_check_ranges(const FlagRange *ranges, int n) {
     for (int i = 0; i < n; i++) {
         const FlagRange *r = &ranges[i];
-        if (!(r->value >= r->lo && r->value <= r->hi))
-            flags_fail("--%s must be in [%g, %g], got %.9g", r->name, r->lo,
-                       r->hi, r->value);
+        double lo = r->lo, hi = r->hi;
+        // a float flag given exactly its bound (--temperature 1e30) holds
+        // the nearest float, which may lie a hair outside the double
+        if ((double)(float)r->value == r->value) {
+            lo = fmin(lo, (double)(float)lo);
+            hi = fmax(hi, (double)(float)hi);
+        }
+        if (!(r->value >= lo && r->value <= hi)) {
+            char got[64];
+            format_value(got, sizeof got, r->value);
+            flags_fail("--%s must be in [%g, %g], got %s", r->name, r->lo,
+                       r->hi, got);
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -43,10 +44,19 @@ size_t mem_physical(void) {
 
 int mem_check(size_t floats, const char *what, const char *hint,
               Error *err) {
-    size_t have = mem_physical();
-    double need = (double)floats * sizeof(float);
-    if (have == 0 || need <= (double)have) return 0;
     const double mib = 1024.0 * 1024.0;
-    return error_set(err, "%s needs %.0f MiB but this machine has %.0f MiB: "
-                     "%s", what, need / mib, have / mib, hint);
+    double need = (double)floats * sizeof(float);
+    size_t have = mem_physical();
+    if (have != 0 && need > (double)have)
+        return error_set(err, "%s needs %.0f MiB but this machine has %.0f "
+                         "MiB: %s", what, need / mib, have / mib, hint);
+    // A limit on the address space (ulimit -v) is reached before the
+    // machine's memory: malloc would fail halfway, so it is said here.
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY
+        && need > (double)lim.rlim_cur)
+        return error_set(err, "%s needs %.0f MiB but the memory limit "
+                         "(ulimit -v) is %.0f MiB: %s", what, need / mib,
+                         (double)lim.rlim_cur / mib, hint);
+    return 0;
 }

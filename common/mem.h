@@ -19,8 +19,9 @@ float *alloc_floats(size_t count);
 size_t mem_physical(void);
 
 // Before a large allocation: 0 when `floats` floats fit in physical
-// memory (or it is unknown), otherwise -1 with one line naming what needs
-// them, both sizes in MiB, and `hint` (what to make smaller).
+// memory (or it is unknown) and under the process's address-space limit
+// (ulimit -v), otherwise -1 with one line naming what needs them, both
+// sizes in MiB, and `hint` (what to make smaller).
 int mem_check(size_t floats, const char *what, const char *hint,
               Error *err);
 

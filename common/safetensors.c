@@ -500,6 +500,12 @@ static int sync_parent_dir(const char *path) {
 //> write-atomically
 int write_file_atomically(const char *path, const void *const *parts,
                           const size_t *sizes, int n, Error *err) {
+    // The rename below would replace a device such as /dev/full by a
+    // regular file (a folder makes the rename fail, which is reported).
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return error_set(err, "cannot save %s: it is a device or other "
+                         "special file, not a regular file", path);
     size_t len = strlen(path);
     char *tmp = xmalloc(len + sizeof ".tmp.XXXXXX");
     memcpy(tmp, path, len);

@@ -165,6 +165,15 @@ int main(int argc, char **argv) {
         flags_fail("%s is too short for --block %d: its train split has %zu "
                    "tokens, its val split %zu (need %d and 2)", data, block,
                    c.train.n, c.val.n, block + 1);
+    // The bigram baseline counts every pair of characters: V x V numbers,
+    // which a text of many distinct characters cannot afford.
+    size_t V = (size_t)c.vocab.size;
+    char what[96];
+    snprintf(what, sizeof what, "the bigram counts of its %zu distinct "
+             "characters", V);
+    if (mem_check(V * V * sizeof(long) / sizeof(float), what, "give a "
+                  "text with fewer distinct characters", &err) != 0)
+        die("%s: %s", data, err.msg);
     if (text != default_text) {   // a bad --text fails before any output
         size_t n;
         int *ids = vocab_encode_utf8(&c.vocab, text, strlen(text), &n, &err);

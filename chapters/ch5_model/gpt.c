@@ -223,12 +223,19 @@ int gpt_config_check(const GptConfig *cfg, Error *err) {
     // comfortably inside an int's range of elements.
     const int64_t limit = INT32_MAX / 8;
     int64_t c = cfg->n_embd;
-    if (c > 65536 || c * cfg->n_ffn > limit || c * cfg->vocab_size > limit
-        || c * cfg->block_size > limit || cfg->n_layer > 4096)
-        return error_set(err, "model config: too large (n_embd=%d, "
-                         "vocab_size=%d, block_size=%d, n_layer=%d)",
-                         cfg->n_embd, cfg->vocab_size, cfg->block_size,
-                         cfg->n_layer);
+    const struct { const char *what; int64_t n, max; } rules[] = {
+        {"n_embd", c, 65536}, {"n_layer", cfg->n_layer, 4096},
+        {"n_embd x n_ffn", c * cfg->n_ffn, limit},
+        {"n_embd x vocab_size", c * cfg->vocab_size, limit},
+        {"n_embd x block_size", c * cfg->block_size, limit}};
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (rules[i].n > rules[i].max)
+            return error_set(err, "model config: too large: %s is %lld, "
+                             "at most %lld (n_embd=%d, vocab_size=%d, "
+                             "block_size=%d, n_layer=%d)", rules[i].what,
+                             (long long)rules[i].n, (long long)rules[i].max,
+                             cfg->n_embd, cfg->vocab_size, cfg->block_size,
+                             cfg->n_layer);
     if (cfg->positional != POS_LEARNED && cfg->positional != POS_SINUSOIDAL)
         return error_set(err, "model config: unknown positional kind %d",
                          (int)cfg->positional);

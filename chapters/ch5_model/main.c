@@ -249,7 +249,6 @@ int main(int argc, char **argv) {
     }
 
     if (scoring) {
-        const char *flag = *score ? "--score" : "--score-file";
         char *file_text = NULL;
         size_t bytes;
         if (*score_file) {
@@ -262,12 +261,22 @@ int main(int argc, char **argv) {
         int *ids = vocab_encode_utf8(&vocab, file_text ? file_text : score,
                                      bytes, &n, &err);
         double loss = 0;
-        if (!ids || score_ids(&m, ids, n, &loss, &err) != 0)
-            flags_fail("%s: %s", flag, err.msg);
+        if (!ids || score_ids(&m, ids, n, &loss, &err) != 0) {
+            // the file's text is data (status 1), --score's a usage error
+            if (*score_file) die("%s: %s", score_file, err.msg);
+            flags_fail("--score: %s", err.msg);
+        }
         printf("loss %.6f\n", loss);
         free(ids);
         free(file_text);
     } else {
+        char first[5];
+        if (!flags_given(&prompt) && vocab_id(&vocab, '\n') < 0) {
+            // the default "\n" is not in a text without line ends: start
+            // from the vocabulary's first character instead
+            first[utf8_encode(vocab.chars[0], first)] = 0;
+            prompt = first;
+        }
         size_t n_prompt;
         int *ids = vocab_encode_utf8(&vocab, prompt, strlen(prompt),
                                      &n_prompt, &err);

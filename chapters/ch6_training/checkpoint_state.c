@@ -137,17 +137,32 @@ static int get_int(const Json *j, const char *key, int *out,
 static int parse_state(TrainState *t, const Json *j, const char *path,
                        Error *err) {
     TrainConfig *c = &t->cfg;
+    // Each within the range its flag allows: a damaged or edited file
+    // must not train with beta2 1.5 or a negative warmup.
     int *ints[7] = {&t->step, &c->batch, &c->steps, &c->warmup,
                     &c->decay_steps, &c->eval_every, &c->eval_iters};
     const char *int_keys[7] = {"step", "batch", "steps", "warmup",
                                "decay_steps", "eval_every", "eval_iters"};
-    for (int i = 0; i < 7; i++)
+    const int int_lo[7] = {0, 1, 0, 0, 0, 0, 1};
+    for (int i = 0; i < 7; i++) {
         if (get_int(j, int_keys[i], ints[i], path, err) != 0) return -1;
+        if (*ints[i] < int_lo[i] || *ints[i] > 1000000000)
+            return error_set(err, "%s: train_state \"%s\" must be in [%d, "
+                             "1000000000], got %d", path, int_keys[i],
+                             int_lo[i], *ints[i]);
+    }
     double v[7] = {0};
     const char *keys[7] = {"lr", "min_lr", "beta1", "beta2", "eps",
                            "weight_decay", "grad_clip"};
-    for (int i = 0; i < 7; i++)
+    const double lo[7] = {1e-30, 0, 0, 0, 1e-30, 0, 0};
+    const double hi[7] = {1e30, 1e30, 0.999999, 0.999999, 1, 1e30, 1e30};
+    for (int i = 0; i < 7; i++) {
         if (get_num(j, keys[i], &v[i], path, err) != 0) return -1;
+        if (!(v[i] >= lo[i] && v[i] <= hi[i]))
+            return error_set(err, "%s: train_state \"%s\" must be in [%g, "
+                             "%g], got %g", path, keys[i], lo[i], hi[i],
+                             v[i]);
+    }
     const Json *seed = json_get(j, "seed");
     if (!seed || seed->type != JSON_STRING)
         return error_set(err, "%s: train_state has no seed", path);

@@ -204,7 +204,7 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"eval-every", t->eval_every, 0, 1e9},
         {"eval-iters", t->eval_iters, 1, 1e9},
         {"threads", o->threads, 0, 1024}, {"save-every", o->save_every, 0,
-        1e9}, {"sample-chars", o->sample_chars, 0, 1e9},
+        1e9}, {"sample-chars", o->sample_chars, 0, 100000},
         {"print-every", o->print_every, 1, 1e9},
         {"stop-at-val", o->stop_at_val, 0, 1e30},
         {"minutes", o->minutes, 0, 1e6},
@@ -254,15 +254,15 @@ static void start_run(Run *r, const Options *o) {
                     .n_ffn = gpt_ffn_width(o->embd), .dropout = o->dropout,
                     .bias = o->bias != 0, .positional = POS_LEARNED};
     Error err;
-    Gpt m;
-    if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
+    if (gpt_config_check(&mc, &err) != 0) flags_fail("%s", err.msg);
+    // before the model is allocated: a size that does not fit is refused
     bool check = !(r->be && r->be->skip_host_memory_check);
     if (check && mem_check(gpt_train_floats(&mc, o->t.batch), "training",
                            "use a smaller --batch, --block or model",
-                           &err) != 0) {
-        gpt_free(&m);
+                           &err) != 0)
         die("%s", err.msg);
-    }
+    Gpt m;
+    if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
     Rng init;
     rng_seed(&init, o->t.seed);
     gpt_init(&m, &init);
@@ -411,7 +411,7 @@ static void show_sample(const Gpt *m, const Vocab *v, int chars,
 typedef struct {
     Curve curve;          // every evaluation's losses
     double *times;        // the time of each step
-    int n_times;
+    int n_times, cap_times;
     double train_time, last_val;
     int exit_code;        // 0, 1 (a failed step) or 130 (Ctrl-C)
 } Outcome;
@@ -480,8 +480,9 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     Trainer *t = &r->trainer;
     const TrainConfig *c = &t->cfg;
     double tokens = (double)c->batch * r->gpt.T;
-    int left = c->steps - t->step;
-    out->times = xmalloc((size_t)(left > 0 ? left : 1) * sizeof *out->times);
+    // grown as the steps run: --steps 1000000000 asks for no 8 GB up front
+    out->cap_times = 1024;
+    out->times = xmalloc((size_t)out->cap_times * sizeof *out->times);
     out->last_val = NAN;
     Progress pr;
     progress_start(&pr, stdout, c->steps, o->print_every);
@@ -504,6 +505,9 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
         }
         double dt = time_now() - t0;
         out->train_time += dt;
+        if (out->n_times == out->cap_times)
+            out->times = xrealloc(out->times, (size_t)(out->cap_times *= 2)
+                                              * sizeof *out->times);
         out->times[out->n_times++] = dt;
         if (log)
             fprintf(log, "%d,%.6f,,,%.6g,%.6f,%.0f\n", t->step, s.loss,
@@ -625,6 +629,15 @@ static void report(Run *r, const Options *o, Outcome *out) {
 
 // ---- the program -----------------------------------------------------------
 
+// The CSV's rows are buffered: a write that failed (a full disk) shows
+// at the latest when the file is closed, and fails the run there.
+static void log_close(FILE *log, const char *path) {
+    bool failed = ferror(log) != 0;
+    int saved = errno;
+    if (fclose(log) != 0) failed = true, saved = errno;
+    if (failed) die("--log %s: cannot write it: %s", path, strerror(saved));
+}
+
 int train_main(int argc, char **argv, const TrainBackend *be) {
     Options o;
     parse_flags(&o, argc, argv, be);
@@ -640,6 +653,13 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
     else start_run(&r, &o);
+    // every batch and evaluation reads windows of block_size + 1 tokens
+    int block = r.gpt.model.cfg.block_size;
+    if (r.corpus.train.n < (size_t)block + 1
+        || r.corpus.val.n < (size_t)block + 1)
+        flags_fail("%s is too short for --block %d: its train split has %zu "
+                   "tokens, its val split %zu (need %d each)", o.data, block,
+                   r.corpus.train.n, r.corpus.val.n, block + 1);
     if (*o.out && checkpoint_dir_check(o.out, &err) != 0)
         die("%s", err.msg);
     FILE *log = NULL;
@@ -651,13 +671,16 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
         if (!*o.resume)
             fprintf(log, "step,batch_loss,eval_train_loss,eval_val_loss,lr,"
                          "grad_norm,tokens_per_s\n");
+        // a full disk (or /dev/full) fails here, before the run
+        if (fflush(log) != 0)
+            die("--log %s: cannot write it: %s", o.log, strerror(errno));
     }
     attach_backend(&r);
     print_run(&r, &o, threads);
 
     Outcome out = {0};
     train(&r, &o, log, &out);
-    if (log) fclose(log);
+    if (log) log_close(log, o.log);
     report(&r, &o, &out);
 
     free(out.times);

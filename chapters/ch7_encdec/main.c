@@ -174,6 +174,8 @@ static _Noreturn void bleu_main(const char *hyp_path, const char *ref_path,
     char *ht, *rt;
     char **hyps = read_lines(hyp_path, &nh, &ht);
     char **refs = read_lines(ref_path, &nr, &rt);
+    if (nh == 0 && nr == 0)   // sacreBLEU would score nothing as 0
+        die("%s and %s are empty: nothing to score", hyp_path, ref_path);
     if (nh != nr)
         die("%s has %d lines but %s has %d: one translation a line for "
             "each reference", hyp_path, nh, ref_path, nr);

@@ -264,14 +264,21 @@ static void learn_tokenizer(Bpe *bpe, const Options *o) {
     Error err;
     for (int k = 0; k < 2; k++) {
         texts[k] = read_file(paths[k], &lens[k], &err);
+        if (!texts[k] && flags_given(&o->data)) die("%s", err.msg);
         if (!texts[k])
             die("%s (the corpus comes with 'make data', run from the "
                 "repository root)", err.msg);
     }
     double t0 = time_now();
     if (bpe_learn(bpe, (const char *const *)texts, lens, 2, o->merges,
-                  &err) != 0)
+                  &err) != 0) {
+        // "text 2, line 7: ..." names the file
+        int k, at = 0;
+        if (sscanf(err.msg, "text %d, %n", &k, &at) == 1 && at > 0 && k >= 1
+            && k <= 2)
+            die("%s, %s", paths[k - 1], err.msg + at);
         die("%s", err.msg);
+    }
     printf("tokenizer   %s: %d characters + %d merges = %d tokens "
            "(learnt in %.2f s on both languages' training text)\n",
            o->merges ? "BPE" : "characters", bpe->n_chars, bpe->n_merges,
@@ -288,8 +295,14 @@ static void load_split(PairCorpus *c, const Options *o, Bpe *bpe,
     int dropped;
     Error err;
     if (pairs_load(c, s, t, encode_bpe, bpe, o->max_len, drop_long,
-                   &dropped, &err) != 0)
-        die("%s (--max-len sets it)", err.msg);
+                   &dropped, &err) != 0)   // the hint only where it helps
+        die("%s%s", err.msg, strstr(err.msg, "max_len cannot hold")
+                             ? " (--max-len sets it)" : "");
+    if (c->n == 0 && dropped)
+        die("%s and %s: every pair is longer than --max-len %d tokens", s, t,
+            o->max_len);
+    if (c->n == 0)   // nothing to train on, or to measure
+        die("%s and %s hold no sentence pair", s, t);
     long ns = c->src_off[c->n], nt = c->tgt_off[c->n];
     printf("  %-16s %6d pairs, %7ld + %7ld tokens (%.1f + %.1f a "
            "sentence)\n", split, c->n, ns, nt, (double)ns / c->n,
@@ -388,6 +401,8 @@ static int translate_saved(const Options *o) {
     } else if (!(text = read_file(o->translate_file, &bytes, &err))) {
         die("%s", err.msg);
     }
+    const char *from = *o->translate ? "--translate" : o->translate_file;
+    if (bytes == 0) die("%s is empty: no sentence to translate", from);
     int n = 0;
     for (size_t i = 0; i < bytes; i++) n += text[i] == '\n';
     if (bytes > 0 && text[bytes - 1] != '\n') n++;
@@ -399,10 +414,10 @@ static int translate_saved(const Options *o) {
         size_t end = at;
         while (end < bytes && text[end] != '\n') end++;
         int len = bpe_encode(&bpe, text + at, end - at, ids + off[k], &err);
-        if (len < 0) die("line %d: %s", k + 1, err.msg);
+        if (len < 0) die("%s, line %d: %s", from, k + 1, err.msg);
         if (len > m.cfg.max_len)
-            die("line %d: %d tokens, more than the model's %d", k + 1, len,
-                m.cfg.max_len);
+            die("%s, line %d: %d tokens, more than the model's %d", from,
+                k + 1, len, m.cfg.max_len);
         off[k + 1] = off[k] + len;
         at = end + 1;
     }
@@ -542,16 +557,26 @@ static void capacity(const Run *r, int *B, int *S, int *T) {
         }
 }
 
+// The floats that training cfg's model on r's batches takes, refused
+// (exit 2) when they do not fit, before anything that size is allocated.
+static size_t check_memory(const Run *r, const Seq2SeqConfig *cfg) {
+    int B, S, T;
+    capacity(r, &B, &S, &T);
+    Error err;
+    size_t floats = seq2seq_train_floats(cfg, B, S, T);
+    if (mem_check(floats, "training", "lower --batch-tokens, --embd, --ffn "
+                  "or --layers", &err) != 0)
+        flags_fail("%s", err.msg);
+    return floats;
+}
+
 // The model m (new or loaded) goes into r->g with activations for the
 // largest batch; checks the memory first.
 static void build_model(Run *r, Seq2Seq *m, float smoothing) {
     int B, S, T;
     capacity(r, &B, &S, &T);
     Error err;
-    size_t floats = seq2seq_train_floats(&m->cfg, B, S, T);
-    if (mem_check(floats, "training", "lower --batch-tokens, --embd, --ffn "
-                  "or --layers", &err) != 0)
-        flags_fail("%s", err.msg);
+    size_t floats = check_memory(r, &m->cfg);
     if (seq2seq_train_init(&r->g, m, B, S, T, smoothing, &err) != 0)
         die("%s", err.msg);
     r->g.vocab = r->vocab;
@@ -578,6 +603,7 @@ static void start_run(Run *r, const Options *o, TrainConfig *tc) {
     cfg.n_head = o->heads, cfg.n_ffn = o->ffn, cfg.dropout = o->dropout;
     Error err;
     if (seq2seq_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
+    check_memory(r, &cfg);
     Seq2Seq m;
     if (seq2seq_create(&m, &cfg, &err) != 0) die("%s", err.msg);
     Rng rng;
@@ -813,6 +839,15 @@ static void report_test(const Run *r, const Options *o) {
     free_all(refs, test->n);
 }
 
+// The CSV's rows are buffered: a write that failed (a full disk) shows
+// at the latest when the file is closed, and fails the run there.
+static void log_close(FILE *log, const char *path) {
+    bool failed = ferror(log) != 0;
+    int saved = errno;
+    if (fclose(log) != 0) failed = true, saved = errno;
+    if (failed) die("--log %s: cannot write it: %s", path, strerror(saved));
+}
+
 int mt_main(int argc, char **argv) {
     Options o = {.task = "translate", .data = "data/multi30k",
                  .src_lang = "de", .tgt_lang = "en", .tokenizer = "bpe",
@@ -843,6 +878,9 @@ int mt_main(int argc, char **argv) {
         if (!*o.resume)
             fprintf(log, "step,loss,nll,lr,grad_norm,tokens_per_s,val_nll,"
                          "val_bleu\n");
+        // a full disk (or /dev/full) fails here, before the run
+        if (fflush(log) != 0)
+            die("--log %s: cannot write it: %s", o.log, strerror(errno));
     }
     const TrainConfig *c = &r.tr.cfg;
     printf("training    %d steps (%.1f epochs), lr %g -> %g (warmup %d, "
@@ -857,7 +895,7 @@ int mt_main(int argc, char **argv) {
     double train_time = 0;
     long tokens_done = 0;
     int rc = train(&r, &o, log, &train_time, &tokens_done);
-    if (log) fclose(log);
+    if (log) log_close(log, o.log);
     if (train_time > 0)
         printf("\ntrained     %d steps in %.1f s: %.0f tokens/s (source + "
                "target)\n", r.tr.step, train_time, tokens_done / train_time);

@@ -241,13 +241,19 @@ int seq2seq_config_check(const Seq2SeqConfig *cfg, Error *err) {
     int64_t c = cfg->n_embd;
     int big = cfg->src_vocab > cfg->tgt_vocab ? cfg->src_vocab
                                               : cfg->tgt_vocab;
-    if (c > 65536 || c * cfg->n_ffn > limit || c * big > limit
-        || c * cfg->max_len > limit || cfg->n_enc > 4096
-        || cfg->n_dec > 4096)
-        return error_set(err, "model config: too large (n_embd=%d, "
-                         "vocabulary %d, max_len=%d, %d + %d layers)",
-                         cfg->n_embd, big, cfg->max_len, cfg->n_enc,
-                         cfg->n_dec);
+    const struct { const char *what; int64_t n, max; } rules[] = {
+        {"n_embd", c, 65536}, {"n_enc", cfg->n_enc, 4096},
+        {"n_dec", cfg->n_dec, 4096}, {"n_embd x n_ffn", c * cfg->n_ffn, limit},
+        {"n_embd x vocabulary", c * big, limit},
+        {"n_embd x max_len", c * cfg->max_len, limit}};
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (rules[i].n > rules[i].max)
+            return error_set(err, "model config: too large: %s is %lld, "
+                             "at most %lld (n_embd=%d, vocabulary %d, "
+                             "max_len=%d, %d + %d layers)", rules[i].what,
+                             (long long)rules[i].n, (long long)rules[i].max,
+                             cfg->n_embd, big, cfg->max_len, cfg->n_enc,
+                             cfg->n_dec);
     return 0;
 }
 

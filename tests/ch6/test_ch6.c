@@ -520,6 +520,12 @@ START_TEST(state_numbers_refused) {
     state_refused("eval_iters", "4294967301", "no whole number "
                   "\"eval_iters\"");
     state_refused("lr", "\"fast\"", "no number \"lr\"");
+    // and each within its flag's range
+    state_refused("beta2", "1.5", "\"beta2\" must be in [0, 0.999999], "
+                  "got 1.5");
+    state_refused("warmup", "-3", "\"warmup\" must be in [0, 1000000000], "
+                  "got -3");
+    state_refused("batch", "0", "\"batch\" must be in [1, ");
     state_refused("steps", "[", "train_state metadata: JSON");
     cleanup_dir();
 }

@@ -1,0 +1,567 @@
+#!/usr/bin/env bash
+# bad_inputs.sh - a catalogue of bad inputs for the chapter programs ./ch1
+# .. ./ch7: bad flags and numbers, bad files, damaged and mismatched
+# checkpoints, half-written run folders, outputs that cannot be written.
+# Run by `make check` from the repository root:
+#
+#   bash tests/bad_inputs.sh [folder holding ch1 .. ch7]   (default: .)
+#
+# Every case must end the way DESIGN.md asks: exit status 1 (a file or its
+# data) or 2 (a usage error) as the case says, never 0 or a signal, within
+# 20 seconds, with exactly one line on stderr that holds the expected text,
+# and under an address-space limit (ulimit -v 4 GiB, where every valid run
+# here fits) so that a size that does not fit is refused before it is
+# allocated. tests/cli/test_cli.sh checks the flags' behaviours; this is
+# the systematic list, by category. About 20 seconds: the models are tiny
+# and runs stop after 2 steps.
+set -u
+BIN=$(cd "${1:-.}" && pwd)
+ROOT=$(pwd)
+TMP=$(mktemp -d)
+MOUNTS=()
+cleanup() {
+    for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+    chmod -R u+w "$TMP" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# OpenBLAS and OpenMP reserve address space per thread: one thread each
+# keeps the limit the same on a machine of 2 cores or 64.
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MALLOC_ARENA_MAX=2
+LIMIT_KB=$((4 * 1024 * 1024))
+passed=0 failed=0
+declare -A by_prog by_cat
+
+# bad CATEGORY STATUS TEXT PROG ARGS...: runs $BIN/PROG ARGS under the
+# limits; it must exit with STATUS and write one line on stderr holding
+# TEXT. (FSIZE, when set, is a ulimit -f in blocks for the run.)
+bad() {
+    local cat=$1 want=$2 text=$3 prog=$4
+    shift 4
+    by_prog[$prog]=$((${by_prog[$prog]:-0} + 1))
+    by_cat[$cat]=$((${by_cat[$cat]:-0} + 1))
+    # stdout is not checked; stderr goes through a pipe, which a file size
+    # limit does not stop
+    (
+        ulimit -v "$LIMIT_KB"
+        if [ -n "${FSIZE:-}" ]; then trap '' XFSZ; ulimit -f "$FSIZE"; fi
+        exec timeout 20 "$BIN/$prog" "$@" 2>&1 >/dev/null </dev/null
+    ) | cat >"$TMP/err"
+    local rc=${PIPESTATUS[0]} why=""
+    if [ "$rc" != "$want" ]; then
+        why="exit status $rc, expected $want"
+        [ "$rc" = 124 ] && why="$why (timed out after 20 s)"
+        [ "$rc" -gt 128 ] && why="$why (signal $((rc - 128)))"
+    elif [ "$(wc -l <"$TMP/err")" != 1 ]; then
+        why="expected one line on stderr, got $(wc -l <"$TMP/err")"
+    elif ! grep -qF -- "$text" "$TMP/err"; then
+        why="stderr lacks '$text'"
+    fi
+    if [ -z "$why" ]; then
+        passed=$((passed + 1))
+        return
+    fi
+    failed=$((failed + 1))
+    local cmd="$prog $*"
+    [ ${#cmd} -gt 300 ] && cmd="${cmd:0:300}..."
+    echo "FAIL [$cat] $cmd: $why" >&2
+    sed 's/^/    stderr: /' "$TMP/err" | head -n 5 >&2
+}
+
+# ---- fixtures ---------------------------------------------------------------
+
+D=$TMP/files
+mkdir -p "$D/dir"
+: >"$D/empty"
+printf 'x' >"$D/one"
+printf 'To be\xff or not' >"$D/badutf8"
+printf 'abcdefghij' >"$D/short"
+printf 'no line end in this text, only spaces and letters' >"$D/nonl"
+BINARY=/bin/ls
+[ -f "$BINARY" ] || BINARY=$BIN/ch1
+# more distinct characters (CJK and on) than a V x V bigram table affords
+# (printf's \u needs a UTF-8 locale; without one the case is left out)
+wide=$(printf '\\u%04x' $(seq 19968 49967))
+LC_ALL=C.UTF-8 printf '%b%b' "$wide" "$wide" >"$D/wide" 2>/dev/null
+[ "$(wc -c <"$D/wide")" = 180000 ] || rm -f "$D/wide"
+
+# tiny models, so that a run takes a moment
+m5=(--layers 1 --heads 2 --embd 16 --block 16)
+t6=(--layers 1 --heads 1 --embd 8 --block 8 --batch 2 --eval-iters 1
+    --sample-chars 0 --quiet --threads 1)
+t7=(--embd 8 --ffn 8 --heads 1 --layers 1 --held-out 10 --show 1
+    --quiet --threads 1)
+mt=(--task translate --merges 200 --embd 8 --ffn 8 --heads 1 --layers 1
+    --batch-tokens 500 --beam 1 --show 0 --quiet --threads 1)
+r6=(--quiet --sample-chars 0 --eval-iters 1 --threads 1)
+r7=(--quiet --beam 1 --show 0 --threads 1)
+
+fixture() {   # runs a valid command that makes a fixture; stops if it fails
+    if ! "$@" >"$TMP/out" 2>"$TMP/err"; then
+        echo "bad inputs: the fixture '$*' failed:" >&2
+        cat "$TMP/err" >&2
+        exit 1
+    fi
+}
+fixture "$BIN/ch5" "${m5[@]}" --tokens 1 --sample-only --save "$D/m5.st"
+fixture "$BIN/ch6" "${t6[@]}" --steps 2 --out "$D/run6"
+fixture "$BIN/ch6" "${t6[@]}" --steps 4 --out "$D/run6b"
+fixture "$BIN/ch6" "${t6[@]}" --steps 2 --embd 16 --out "$D/run6c"
+fixture "$BIN/ch7" "${mt[@]}" --steps 2 --out "$D/run7" --save "$D/mt.st"
+fixture "$BIN/ch7" "${t7[@]}" --steps 2 --save "$D/rev.st"
+
+# head -c N of FILE into OUT
+cut_at() { head -c "$2" "$1" >"$3"; }
+# the size of a safetensors file's header (its first 8 bytes, little-endian)
+header_size() { od -An -tu8 -N8 "$1" | tr -d ' '; }
+# edit_header FILE OLD NEW OUT: FILE with the text OLD of its header
+# replaced by NEW, of the same length (so the header's size stays true)
+edit_header() {
+    [ "${#2}" = "${#3}" ] || { echo "edit_header: lengths differ" >&2; exit 1; }
+    local old new
+    old=$(printf '%s' "$2" | sed 's/[][\.*^$/]/\\&/g')
+    new=$(printf '%s' "$3" | sed 's/[\/&]/\\&/g')
+    LC_ALL=C sed "s/$old/$new/" "$1" >"$4"
+    cmp -s "$1" "$4" && { echo "edit_header: '$2' not in $1" >&2; exit 1; }
+}
+
+# ---- outputs that cannot be written ------------------------------------------
+#
+# A read-only folder and a full disk: small tmpfs mounts (root can write
+# into a chmod 555 folder, so that alone tests nothing as root). Without
+# mount: chmod 555 and a file size limit (ulimit -f) instead.
+RO=$TMP/ro FULL=$TMP/full
+mkdir -p "$RO" "$FULL"
+FULL_FSIZE=""
+# (BAD_INPUTS_NO_MOUNT=1 takes the second way, to test it.)
+if [ -z "${BAD_INPUTS_NO_MOUNT:-}" ] \
+   && mount -t tmpfs -o size=256k tmpfs "$RO" 2>/dev/null; then
+    MOUNTS+=("$RO")
+    mount -o remount,ro "$RO"
+    mount -t tmpfs -o size=256k tmpfs "$FULL" && MOUNTS+=("$FULL")
+    dd if=/dev/zero of="$FULL/filler" bs=4k 2>/dev/null   # until it is full
+    NOSPACE="No space left on device"
+else
+    echo "bad inputs: cannot mount (not root): read-only is chmod 555, a" \
+         "full disk is ulimit -f"
+    chmod 555 "$RO"
+    FULL_FSIZE=0   # no byte may be written to a file
+    NOSPACE="File too large"
+fi
+# /dev/full, or (as root) a node of the same device in our folder: a
+# program that renames a file over it then replaces only our copy
+DEVFULL=/dev/full
+if [ "$(id -u)" = 0 ] && mknod "$TMP/devfull" c 1 7 2>/dev/null; then
+    DEVFULL=$TMP/devfull
+fi
+
+# ---- ch1: data preparation ---------------------------------------------------
+
+bad flag 2 "unknown flag '--blocks'" ch1 --blocks 8
+bad flag 2 "--block needs a value" ch1 --block
+bad flag 2 "--batch expects an integer, got 'four'" ch1 --batch four
+bad range 2 "--batch must be in [1, 64], got -1" ch1 --batch -1
+bad range 2 "--batch must be in [1, 64], got 100000000" ch1 --batch 100000000
+bad range 2 "--block must be in [1, 4096], got 0" ch1 --block 0
+bad range 2 "--block must be in [1, 4096], got 100000" ch1 --block 100000
+bad range 2 "--seed expects a non-negative integer, got '-1'" ch1 --seed -1
+bad real 2 "--alpha expects a finite number, got 'nan'" ch1 --alpha nan
+bad real 2 "--alpha expects a finite number, got 'inf'" ch1 --alpha inf
+bad real 2 "--alpha expects a finite number, got '-inf'" ch1 --alpha -inf
+bad real 2 "--alpha expects a finite number, got '1e40'" ch1 --alpha 1e40
+bad real 2 "--alpha must be in [" ch1 --alpha -1
+bad file 1 "cannot open $D/none" ch1 --data "$D/none"
+bad file 1 "cannot read $D/dir: Is a directory" ch1 --data "$D/dir"
+bad file 1 "$D/empty: needs at least 2 characters, has 0" ch1 --data "$D/empty"
+bad file 1 "$D/one: needs at least 2 characters, has 1" ch1 --data "$D/one"
+bad file 1 "$BINARY: invalid UTF-8 at byte offset" ch1 --data "$BINARY"
+bad file 1 "$D/badutf8: invalid UTF-8 at byte offset 5" ch1 --data \
+    "$D/badutf8"
+bad file 2 "$D/short is too short for --block 64" ch1 --data "$D/short" \
+    --block 64
+bad flag 2 "--text: invalid UTF-8" ch1 --text "$(printf 'a\xffb')"
+if [ -f "$D/wide" ]; then
+    bad size 1 "the bigram counts of its 30000 distinct characters needs" \
+        ch1 --data "$D/wide"
+fi
+
+# ---- ch2 .. ch4: examples on made-up inputs (flags only) ---------------------
+
+bad flag 2 "unknown flag '--channel'" ch2 --channel 8
+bad flag 2 "--heads needs a value" ch2 --heads
+bad flag 2 "--T expects an integer, got '1e3'" ch2 --T 1e3
+bad range 2 "--T must be in [1, 32], got -1" ch2 --T -1
+bad range 2 "--heads must be in [1, 1024], got 0" ch2 --heads 0
+bad range 2 "--channels must be in [1, 1024], got 1000000" ch2 --channels \
+    1000000
+bad range 2 "--max-T must be in [64, 4096], got 100000000" ch2 --max-T \
+    100000000
+bad flag 2 "--text: invalid UTF-8 at byte offset 2" ch2 \
+    --text "$(printf 'ab\xffcd')"
+
+bad flag 2 "unknown flag '--gelus'" ch3 --gelus tanh
+bad flag 2 "--dropout needs a value" ch3 --dropout
+bad flag 2 "--channels expects an integer, got '0x10'" ch3 --channels 0x10
+bad range 2 "--channels must be in [1, 1024], got 0" ch3 --channels 0
+bad range 2 "--ff must be in [1, 16384], got -4" ch3 --ff -4
+bad range 2 "--max-T must be in [64, 2048], got 100000000" ch3 --max-T \
+    100000000
+bad real 2 "--dropout expects a finite number, got 'nan'" ch3 --dropout nan
+bad real 2 "--dropout expects a finite number, got '-inf'" ch3 --dropout -inf
+bad real 2 "--dropout expects a finite number, got '1e40'" ch3 --dropout 1e40
+bad real 2 "--dropout must be in [0, 0.99], got -0.1" ch3 --dropout -0.1
+
+bad flag 2 "unknown flag '--depth'" ch4 --depth 2
+bad flag 2 "--depths needs a value" ch4 --depths
+bad flag 2 "--channels expects an integer, got 'sixty'" ch4 --channels sixty
+bad flag 2 "--depths must be up to 8 numbers" ch4 --depths 2,,6
+bad range 2 "--depths must be up to 8 numbers" ch4 --depths -2
+bad range 2 "--depths must be up to 8 numbers" ch4 --depths \
+    99999999999999999999
+bad range 2 "--heads must be in [1, 1024], got 100000000" ch4 --heads \
+    100000000
+bad range 2 "--channels must be in [1, 1024], got 0" ch4 --channels 0
+
+# ---- ch5: the GPT, its checkpoints and generation ----------------------------
+
+bad flag 2 "unknown flag '--top_k'" ch5 --top_k 3
+bad flag 2 "--checkpoint needs a value" ch5 --checkpoint
+bad flag 2 "--tokens expects an integer, got 'many'" ch5 --tokens many
+bad range 2 "--tokens must be in [0, 100000], got -5" ch5 --tokens -5
+bad range 2 "--layers must be in [1, 4096], got 100000" ch5 --layers 100000
+bad range 2 "--embd must be in [1, 65536], got 1000000" ch5 --embd 1000000
+bad range 2 "--block must be in [1, " ch5 --block 0
+bad range 2 "--heads must be in [1, 65536], got 0" ch5 --heads 0
+bad size 2 "model config: too large: n_embd x block_size is 1073741824" \
+    ch5 --block 1048576 --embd 1024
+bad size 2 "model config: too large: n_embd x n_ffn is 1073741824" ch5 \
+    --embd 16384
+bad size 2 "the model needs " ch5 --layers 4096 --embd 4096
+bad real 2 "--temperature expects a finite number, got 'nan'" ch5 \
+    --temperature nan
+bad real 2 "--temperature expects a finite number, got 'inf'" ch5 \
+    --temperature inf
+bad real 2 "--top-p expects a finite number, got '-inf'" ch5 --top-p -inf
+bad real 2 "--dropout expects a finite number, got '1e40'" ch5 --dropout 1e40
+bad real 2 "--temperature must be in [0, 1e+30], got -1" ch5 --temperature -1
+bad real 2 "--top-p must be in [1e-30, 1], got 1.5" ch5 --top-p 1.5
+bad file 1 "cannot open $D/none" ch5 --checkpoint "$D/none"
+bad file 1 "cannot read $D/dir: Is a directory" ch5 --checkpoint "$D/dir"
+bad file 1 "$D/empty: 0 bytes is too short for a safetensors file" ch5 \
+    --checkpoint "$D/empty"
+bad file 1 "$D/one: 1 bytes is too short for a safetensors file" ch5 \
+    --checkpoint "$D/one"
+bad file 1 "$BINARY: header size" ch5 --checkpoint "$BINARY"
+bad file 1 "$D/badutf8: " ch5 --checkpoint "$D/badutf8"
+bad file 1 "cannot read $D/dir: Is a directory" ch5 --data "$D/dir"
+bad file 1 "$D/one: needs at least 2 characters, has 1" ch5 --data "$D/one"
+bad file 1 "$BINARY: invalid UTF-8" ch5 --score-file "$BINARY"
+bad file 1 "$D/badutf8: invalid UTF-8 at byte offset 5" ch5 --score-file \
+    "$D/badutf8"
+bad file 1 "$D/empty: the text has 0 characters; scoring needs at least 2" \
+    ch5 --score-file "$D/empty"
+bad file 1 "$D/one: the text has 1 character; scoring needs at least 2" \
+    ch5 --score-file "$D/one"
+bad file 1 "cannot read $D/dir: Is a directory" ch5 --score-file "$D/dir"
+# a checkpoint cut short: 8 bytes, inside the header, inside the data,
+# one byte short
+h5=$(header_size "$D/m5.st") s5=$(stat -c %s "$D/m5.st")
+for n in 8 $((8 + h5 / 2)) $((8 + h5 + (s5 - 8 - h5) / 2)) $((s5 - 1)); do
+    cut_at "$D/m5.st" "$n" "$D/m5.cut$n"
+    bad ckpt 1 "$D/m5.cut$n: " ch5 --checkpoint "$D/m5.cut$n" --sample-only
+done
+# a header that disagrees with its tensors
+edit_header "$D/m5.st" '\"n_layer\": 1' '\"n_layer\": 2' "$D/m5.layers"
+bad ckpt 1 "tensor transformer.h.1.ln_1.weight is missing" ch5 \
+    --checkpoint "$D/m5.layers" --sample-only
+edit_header "$D/m5.st" '\"block_size\": 16' '\"block_size\": 99' \
+    "$D/m5.block"
+bad ckpt 1 "tensor transformer.wpe.weight has shape [16, 16], the config \
+needs [99, 16]" ch5 --checkpoint "$D/m5.block" --sample-only
+edit_header "$D/m5.st" '"shape":[65,16]' '"shape":[65,61]' "$D/m5.shape"
+bad ckpt 1 "shape [65, 61] F32 needs 15860 bytes, data_offsets give 4160" \
+    ch5 --checkpoint "$D/m5.shape" --sample-only
+# another model's checkpoint: chapter 7's, and chapter 6's optimiser state
+bad ckpt 1 "$D/mt.st: the config metadata has no \"vocab_size\"" ch5 \
+    --checkpoint "$D/mt.st" --sample-only
+bad ckpt 1 "no \"config\" in the metadata; is this a chapter 5 checkpoint?" \
+    ch5 --checkpoint "$D/run6/state-2.safetensors" --sample-only
+# a text without line ends: the default prompt "\n" is not blamed, the
+# run goes on to fail where it saves
+bad out 1 "cannot save $RO/nonl.st: " ch5 --data "$D/nonl" "${m5[@]}" \
+    --tokens 1 --save "$RO/nonl.st"
+# where the model cannot be written
+bad out 1 "cannot save $RO/m.st: cannot create a temporary file there" ch5 \
+    "${m5[@]}" --tokens 1 --sample-only --save "$RO/m.st"
+FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch5 "${m5[@]}" --tokens 1 \
+    --sample-only --save "$FULL/m.st"
+bad out 1 "cannot save $DEVFULL: it is a device or other special file" ch5 \
+    "${m5[@]}" --tokens 1 --sample-only --save "$DEVFULL"
+bad out 1 "cannot rename the temporary file to $D/dir: Is a directory" ch5 \
+    "${m5[@]}" --tokens 1 --sample-only --save "$D/dir"
+
+# ---- ch6: training -----------------------------------------------------------
+
+bad flag 2 "unknown flag '--learning-rate'" ch6 --learning-rate 1e-3
+bad flag 2 "--out needs a value" ch6 --out
+bad flag 2 "--steps expects an integer, got '1e3'" ch6 --steps 1e3
+bad range 2 "--batch must be in [1, 1e+09], got -2" ch6 --batch -2
+bad range 2 "--eval-iters must be in [1, 1e+09], got 0" ch6 --eval-iters 0
+bad range 2 "--sample-chars must be in [0, 100000], got 1000000000" ch6 \
+    --sample-chars 1000000000
+bad size 1 "training needs " ch6 "${t6[@]}" --batch 100000000 --steps 1
+bad size 1 "training needs " ch6 "${t6[@]}" --block 1000000 --steps 1
+bad size 2 "model config: too large: n_layer is 100000" ch6 "${t6[@]}" \
+    --layers 100000
+bad size 2 "model config: too large: n_embd is 1000000" ch6 "${t6[@]}" \
+    --embd 1000000
+bad size 2 "model config: n_embd=8 does not split into n_head=1000000000" \
+    ch6 "${t6[@]}" --heads 1000000000
+# a step count the flags allow: nothing is allocated per step ahead (the
+# run stops after its first step, every loss being under 100, and fails
+# to save on the full disk)
+FSIZE=$FULL_FSIZE bad size 1 "$NOSPACE" ch6 "${t6[@]}" --steps 1000000000 \
+    --eval-every 1 --stop-at-val 100 --out "$FULL/long"
+bad real 2 "--lr expects a finite number, got 'nan'" ch6 --lr nan
+bad real 2 "--dropout expects a finite number, got 'inf'" ch6 --dropout inf
+bad real 2 "--beta2 expects a finite number, got '-inf'" ch6 --beta2 -inf
+bad real 2 "--weight-decay expects a finite number, got '1e40'" ch6 \
+    --weight-decay 1e40
+bad real 2 "--beta1 must be in [0, 0.999999], got 1" ch6 --beta1 1
+bad real 2 "--min-lr must be in [0, 1e+30], got -1e-05" ch6 --min-lr -1e-5
+bad file 1 "cannot open $D/none" ch6 "${t6[@]}" --steps 1 --data "$D/none"
+bad file 1 "cannot read $D/dir: Is a directory" ch6 "${t6[@]}" --steps 1 \
+    --data "$D/dir"
+bad file 1 "$D/empty: needs at least 2 characters, has 0" ch6 "${t6[@]}" \
+    --steps 1 --data "$D/empty"
+bad file 1 "$BINARY: invalid UTF-8" ch6 "${t6[@]}" --steps 1 --data "$BINARY"
+bad file 1 "$D/badutf8: invalid UTF-8" ch6 "${t6[@]}" --steps 1 --data \
+    "$D/badutf8"
+bad file 2 "$D/short is too short for --block 8: its train split has 9 \
+tokens, its val split 1" ch6 "${t6[@]}" --steps 1 --data "$D/short"
+# resuming: an empty or half-written folder
+R=$TMP/resume6
+mkdir -p "$R/empty" "$R/model" "$R/state" "$R/other" "$R/mixed" "$R/ch7"
+cp "$D/run6/model.safetensors" "$R/model/"
+cp "$D/run6/state-2.safetensors" "$R/state/"
+cp "$D/run6/model.safetensors" "$R/other/"
+cp "$D/run6b/state-4.safetensors" "$R/other/"
+cp "$D/run6/model.safetensors" "$R/mixed/"
+cp "$D/run6b/state-4.safetensors" "$R/mixed/state-2.safetensors"
+cp "$D/run7/"* "$R/ch7/"
+bad resume 1 "cannot open $R/empty/model.safetensors" ch6 --resume \
+    "$R/empty" "${r6[@]}"
+bad resume 1 "cannot open $R/model/state-2.safetensors" ch6 --resume \
+    "$R/model" "${r6[@]}"
+bad resume 1 "cannot open $R/state/model.safetensors" ch6 --resume \
+    "$R/state" "${r6[@]}"
+bad resume 1 "cannot open $R/other/state-2.safetensors" ch6 --resume \
+    "$R/other" "${r6[@]}"
+bad resume 1 "$R/mixed/state-2.safetensors: holds step 4, the model step 2" \
+    ch6 --resume "$R/mixed" "${r6[@]}"
+bad resume 1 "the config metadata has no \"vocab_size\"" ch6 --resume \
+    "$R/ch7" "${r6[@]}"
+# the saved run's files damaged
+for what in model state; do
+    f=model.safetensors
+    [ $what = state ] && f=state-2.safetensors
+    h=$(header_size "$D/run6/$f") s=$(stat -c %s "$D/run6/$f")
+    for n in 8 $((8 + h / 2)) $((8 + h + (s - 8 - h) / 2)) $((s - 1)); do
+        mkdir -p "$R/cut-$what-$n"
+        cp "$D/run6/"* "$R/cut-$what-$n/"
+        cut_at "$D/run6/$f" "$n" "$R/cut-$what-$n/$f"
+        bad ckpt 1 "$R/cut-$what-$n/$f: " ch6 --resume "$R/cut-$what-$n" \
+            "${r6[@]}"
+    done
+done
+mkdir -p "$R/beta" "$R/shape"
+cp "$D/run6/model.safetensors" "$R/beta/"
+edit_header "$D/run6/state-2.safetensors" '\"beta2\": 0.99' \
+    '\"beta2\": 1.99' "$R/beta/state-2.safetensors"
+bad ckpt 1 "train_state \"beta2\" must be in [0, 0.999999], got 1.99" ch6 \
+    --resume "$R/beta" "${r6[@]}"
+cp "$D/run6/model.safetensors" "$D/run6c/state-2.safetensors" "$R/shape/"
+bad ckpt 1 "state-2.safetensors: tensor \"adamw.m\": shape [" ch6 \
+    --resume "$R/shape" "${r6[@]}"
+# where the run cannot be written
+bad out 1 "cannot save checkpoints in $RO/run: " ch6 "${t6[@]}" --steps 1 \
+    --out "$RO/run"
+FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch6 "${t6[@]}" --steps 1 \
+    --out "$FULL/run"
+bad out 1 "cannot save checkpoints in $DEVFULL: not a folder" ch6 \
+    "${t6[@]}" --steps 1 --out "$DEVFULL"
+bad out 1 "--log $RO/log.csv: cannot write it: " ch6 "${t6[@]}" --steps 1 \
+    --log "$RO/log.csv"
+FSIZE=$FULL_FSIZE bad out 1 "--log $FULL/log.csv: cannot write it: $NOSPACE" \
+    ch6 "${t6[@]}" --steps 1 --log "$FULL/log.csv"
+bad out 1 "--log $DEVFULL: cannot write it: No space left on device" ch6 \
+    "${t6[@]}" --steps 1 --log "$DEVFULL"
+
+# ---- ch7: the encoder-decoder and translation --------------------------------
+
+bad flag 2 "unknown flag '--symbol'" ch7 --symbol 4
+bad flag 2 "--beam needs a value" ch7 --beam
+bad flag 2 "--embd expects an integer, got '32.5'" ch7 --embd 32.5
+bad range 2 "--batch must be in [1, 65536], got 100000000" ch7 --batch \
+    100000000
+bad range 2 "--layers must be in [1, 64], got 100000" ch7 --layers 100000
+bad range 2 "--embd must be in [1, 4096], got 1000000" ch7 --embd 1000000
+bad range 2 "--steps must be in [1, 1e+07], got 0" ch7 --steps 0
+bad range 2 "--held-out must be in [1, 100000], got -1" ch7 --held-out -1
+bad range 2 "--batch-tokens must be in [16, 1e+07], got 0" ch7 \
+    --task translate --batch-tokens 0
+bad range 2 "--max-len must be in [2, 1024], got 100000" ch7 \
+    --task translate --max-len 100000
+bad size 2 "model config: too large: n_embd x n_ffn is 268435456" ch7 \
+    "${t7[@]}" --embd 4096 --ffn 65536
+bad size 2 "training needs " ch7 --held-out 100000 --symbols 26 --steps 1 \
+    --quiet --threads 1
+bad real 2 "--lr expects a finite number, got 'nan'" ch7 --lr nan
+bad real 2 "--alpha expects a finite number, got 'inf'" ch7 --alpha inf
+bad real 2 "--smoothing expects a finite number, got '-inf'" ch7 \
+    --smoothing -inf
+bad real 2 "--dropout expects a finite number, got '1e40'" ch7 --dropout 1e40
+bad real 2 "--lr must be in [1e-30, 1], got 2" ch7 --task translate --lr 2
+# ./ch7 --bleu HYP REF
+bad file 1 "cannot open $D/none" ch7 --bleu "$D/none" "$D/one"
+bad file 1 "cannot read $D/dir: Is a directory" ch7 --bleu "$D/one" "$D/dir"
+bad file 1 "$D/empty and $D/empty are empty: nothing to score" ch7 --bleu \
+    "$D/empty" "$D/empty"
+bad file 1 "$BINARY: holds a NUL byte" ch7 --bleu "$BINARY" "$D/one"
+bad file 1 "reference 1: invalid UTF-8" ch7 --bleu "$D/one" "$D/badutf8"
+# --checkpoint and --translate-file
+bad file 1 "cannot open $D/none" ch7 --checkpoint "$D/none" --translate x
+bad file 1 "cannot read $D/dir: Is a directory" ch7 --checkpoint "$D/dir" \
+    --translate x
+bad file 1 "$D/empty: 0 bytes is too short" ch7 --checkpoint "$D/empty" \
+    --translate x
+bad file 1 "$BINARY: header size" ch7 --checkpoint "$BINARY" --translate x
+bad file 1 "$D/empty is empty: no sentence to translate" ch7 --checkpoint \
+    "$D/mt.st" --translate-file "$D/empty"
+bad file 1 "cannot read $D/dir: Is a directory" ch7 --checkpoint "$D/mt.st" \
+    --translate-file "$D/dir"
+bad file 1 "$BINARY, line 1: invalid UTF-8" ch7 --checkpoint "$D/mt.st" \
+    --translate-file "$BINARY"
+bad file 1 "$D/badutf8, line 1: invalid UTF-8 at byte offset 5" ch7 \
+    --checkpoint "$D/mt.st" --translate-file "$D/badutf8"
+bad file 1 "--translate, line 1: " ch7 --checkpoint "$D/mt.st" --translate \
+    "$(head -c 3000 "$ROOT/data/multi30k/train.de" | tr '\n' ' ')"
+h7=$(header_size "$D/mt.st") s7=$(stat -c %s "$D/mt.st")
+for n in 8 $((8 + h7 / 2)) $((8 + h7 + (s7 - 8 - h7) / 2)) $((s7 - 1)); do
+    cut_at "$D/mt.st" "$n" "$D/mt.cut$n"
+    bad ckpt 1 "$D/mt.cut$n: " ch7 --checkpoint "$D/mt.cut$n" --translate x
+done
+bad ckpt 1 "$D/m5.st: the config metadata has no \"src_vocab\"" ch7 \
+    --checkpoint "$D/m5.st" --translate x
+bad ckpt 1 "$D/rev.st: not a translation model" ch7 --checkpoint \
+    "$D/rev.st" --translate x
+bad ckpt 1 "no \"config\" in the metadata; is this a chapter 7 checkpoint?" \
+    ch7 --checkpoint "$D/run7/state-2.safetensors" --translate x
+edit_header "$D/mt.st" '\"n_enc\": 1' '\"n_enc\": 2' "$D/mt.layers"
+bad ckpt 1 "$D/mt.layers: " ch7 --checkpoint "$D/mt.layers" --translate x
+# the corpus folder: missing, a file, empty, binary, invalid UTF-8, an
+# empty split, files that are not line by line translations
+C=$TMP/corpus
+corpus() {   # a copy of Multi30k in $C/$1
+    mkdir -p "$C/$1"
+    cp "$ROOT/data/multi30k/"*.de "$ROOT/data/multi30k/"*.en "$C/$1/"
+}
+bad file 1 "cannot open $D/none/train.de: No such file or directory" ch7 \
+    "${mt[@]}" --steps 1 --data "$D/none"
+bad file 1 "cannot open $BINARY/train.de: Not a directory" ch7 "${mt[@]}" \
+    --steps 1 --data "$BINARY"
+corpus empty; : >"$C/empty/train.de"; : >"$C/empty/train.en"
+bad file 1 "no character to learn from: the texts are empty" ch7 \
+    "${mt[@]}" --steps 1 --data "$C/empty"
+corpus binary; cp "$BINARY" "$C/binary/train.de"
+bad file 1 "$C/binary/train.de, line 1 holds a NUL byte" ch7 "${mt[@]}" \
+    --steps 1 --data "$C/binary"
+corpus utf8; printf 'caf\xff\n' >>"$C/utf8/train.en"
+printf 'x\n' >>"$C/utf8/train.de"
+bad file 1 "$C/utf8/train.en, line 29001: invalid UTF-8" ch7 "${mt[@]}" \
+    --steps 1 --data "$C/utf8"
+corpus noval; : >"$C/noval/val.de"; : >"$C/noval/val.en"
+bad file 1 "$C/noval/val.de and $C/noval/val.en hold no sentence pair" ch7 \
+    "${mt[@]}" --steps 1 --data "$C/noval"
+corpus notest; : >"$C/notest/test_2016_flickr.de"
+: >"$C/notest/test_2016_flickr.en"
+bad file 1 "test_2016_flickr.en hold no sentence pair" ch7 "${mt[@]}" \
+    --steps 1 --data "$C/notest"
+corpus lines; head -n 5 "$ROOT/data/multi30k/val.en" >"$C/lines/val.en"
+bad file 1 "val.en has 5: the files must be translations line by line" ch7 \
+    "${mt[@]}" --steps 1 --data "$C/lines"
+grep -qF -- "--max-len" "$TMP/err" && {
+    failed=$((failed + 1)); echo "FAIL ch7: a line count blames --max-len" >&2
+}
+corpus short; printf 'x' >"$C/short/train.de"; printf 'y' >"$C/short/train.en"
+bad file 1 "more than 100 tokens: the model's max_len cannot hold it \
+(--max-len sets it)" ch7 "${mt[@]}" --steps 1 --data "$C/short"
+# resuming: an empty or half-written folder, another run's files
+R=$TMP/resume7
+mkdir -p "$R/empty" "$R/model" "$R/state" "$R/json" "$R/other" "$R/ch6" \
+    "$R/badjson" "$R/range"
+cp "$D/run7/model.safetensors" "$D/run7/translate.json" "$R/model/"
+cp "$D/run7/state-2.safetensors" "$D/run7/translate.json" "$R/state/"
+cp "$D/run7/model.safetensors" "$D/run7/state-2.safetensors" "$R/json/"
+cp "$D/run7/model.safetensors" "$D/run7/translate.json" "$R/other/"
+cp "$D/run7/state-2.safetensors" "$R/other/state-3.safetensors"
+cp "$D/run6/"* "$D/run7/translate.json" "$R/ch6/"
+cp "$D/run7/"* "$R/badjson/"
+printf '{"data": ' >"$R/badjson/translate.json"
+cp "$D/run7/"* "$R/range/"
+sed 's/"batch_tokens": 500/"batch_tokens": 100000000/' \
+    "$D/run7/translate.json" >"$R/range/translate.json"
+bad resume 1 "--resume $R/empty: cannot open $R/empty/translate.json" ch7 \
+    --resume "$R/empty" "${r7[@]}"
+bad resume 1 "cannot open $R/model/state-2.safetensors" ch7 --resume \
+    "$R/model" "${r7[@]}"
+bad resume 1 "cannot open $R/state/model.safetensors" ch7 --resume \
+    "$R/state" "${r7[@]}"
+bad resume 1 "cannot open $R/json/translate.json" ch7 --resume "$R/json" \
+    "${r7[@]}"
+bad resume 1 "cannot open $R/other/state-2.safetensors" ch7 --resume \
+    "$R/other" "${r7[@]}"
+bad resume 1 "$R/ch6/model.safetensors: the config metadata has no" ch7 \
+    --resume "$R/ch6" "${r7[@]}"
+bad resume 1 "$R/badjson/translate.json: JSON: unexpected end of input" ch7 \
+    --resume "$R/badjson" "${r7[@]}"
+bad resume 1 "batch_tokens, smoothing or epochs missing or out of range" ch7 \
+    --resume "$R/range" "${r7[@]}"
+for f in model.safetensors state-2.safetensors; do
+    s=$(stat -c %s "$D/run7/$f")
+    for n in 8 $((s - 1)); do
+        mkdir -p "$R/cut-$f-$n"
+        cp "$D/run7/"* "$R/cut-$f-$n/"
+        cut_at "$D/run7/$f" "$n" "$R/cut-$f-$n/$f"
+        bad ckpt 1 "$R/cut-$f-$n/$f: " ch7 --resume "$R/cut-$f-$n" "${r7[@]}"
+    done
+done
+# where the model and the run cannot be written
+bad out 1 "cannot save $RO/m.st: cannot create a temporary file there" ch7 \
+    "${t7[@]}" --steps 1 --save "$RO/m.st"
+FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch7 "${t7[@]}" --steps 1 \
+    --save "$FULL/m.st"
+bad out 1 "cannot save $DEVFULL: it is a device or other special file" ch7 \
+    "${t7[@]}" --steps 1 --save "$DEVFULL"
+bad out 1 "cannot save checkpoints in $RO/run: " ch7 "${mt[@]}" --steps 1 \
+    --out "$RO/run"
+FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch7 "${mt[@]}" --steps 1 \
+    --out "$FULL/run"
+bad out 1 "--log $DEVFULL: cannot write it: No space left on device" ch7 \
+    "${mt[@]}" --steps 1 --log "$DEVFULL"
+FSIZE=$FULL_FSIZE bad out 1 "--log $FULL/log.csv: cannot write it: $NOSPACE" \
+    ch7 "${mt[@]}" --steps 1 --log "$FULL/log.csv"
+
+summary() {
+    local -n counts=$1
+    local k line=""
+    for k in $(printf '%s\n' "${!counts[@]}" | sort); do
+        line="$line $k ${counts[$k]},"
+    done
+    echo "${line%,}"
+}
+echo "bad inputs by program:$(summary by_prog)"
+echo "bad inputs by category:$(summary by_cat)"
+echo "bad inputs: $passed passed, $failed failed"
+[ "$failed" = 0 ]
