@@ -220,11 +220,15 @@ int gpt_config_check(const GptConfig *cfg, Error *err) {
         return error_set(err, "model config: dropout must be in [0, 1), "
                          "got %g", cfg->dropout);
     // Keep every tensor (the largest is 4C x C, or V x C) and every index
-    // comfortably inside an int's range of elements.
+    // comfortably inside an int's range of elements. A block past 65536
+    // could never run (its attention scores alone, T x T, would take 16
+    // GiB a head), and capping it bounds the sinusoidal table, which a
+    // loaded model builds without its file holding it.
     const int64_t limit = INT32_MAX / 8;
     int64_t c = cfg->n_embd;
     const struct { const char *what; int64_t n, max; } rules[] = {
         {"n_embd", c, 65536}, {"n_layer", cfg->n_layer, 4096},
+        {"block_size", cfg->block_size, 65536},
         {"n_embd x n_ffn", c * cfg->n_ffn, limit},
         {"n_embd x vocab_size", c * cfg->vocab_size, limit},
         {"n_embd x block_size", c * cfg->block_size, limit}};

@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
         {"top-k", top_k, 0, 1e9}, {"top-p", top_p, 1e-30, 1},
         {"threads", threads, 1, 1e9}, {"layers", layers, 1, 4096},
         {"heads", heads, 1, 65536}, {"embd", embd, 1, 65536},
-        {"block", block, 1, 1 << 20}, {"dropout", dropout, 0, 0.99},
+        {"block", block, 1, 65536}, {"dropout", dropout, 0, 0.99},
     };
     flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
     // a path or text flag given as '' would otherwise be silently ignored

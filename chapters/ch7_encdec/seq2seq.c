@@ -243,6 +243,7 @@ int seq2seq_config_check(const Seq2SeqConfig *cfg, Error *err) {
                                               : cfg->tgt_vocab;
     const struct { const char *what; int64_t n, max; } rules[] = {
         {"n_embd", c, 65536}, {"n_enc", cfg->n_enc, 4096},
+        {"max_len", cfg->max_len, 65536},   // as chapter 5's block_size
         {"n_dec", cfg->n_dec, 4096}, {"n_embd x n_ffn", c * cfg->n_ffn, limit},
         {"n_embd x vocabulary", c * big, limit},
         {"n_embd x max_len", c * cfg->max_len, limit}};

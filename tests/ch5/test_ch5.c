@@ -392,6 +392,15 @@ START_TEST(bad_configs_and_inputs) {
     c = gpt_config_default(65);
     c.dropout = 1.0f;
     ck_assert_int_eq(gpt_config_check(&c, &err), -1);
+    // a block no attention could run: refused, though a small model's
+    // n_embd x block_size would pass (the last block allowed passes)
+    c = gpt_config_default(65);
+    c.n_embd = 8, c.n_head = 1, c.block_size = 65537;
+    ck_assert_int_eq(gpt_config_check(&c, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "block_size is 65537, at most "
+                                 "65536"));
+    c.block_size = 65536;
+    ck_assert_int_eq(gpt_config_check(&c, &err), 0);
     c = gpt_config_default(10);
     c.block_size = 4;
     Gpt m;
@@ -617,8 +626,9 @@ START_TEST(checkpoint_refusals) {
 END_TEST
 
 // The sinusoidal table is in no tensor, so its size is not bounded by the
-// file's: a file refused for its tensors must be refused before the
-// table of its config is made. With 512 MiB of data allowed, making the
+// file's: a config whose table would take 1 GiB must be refused before
+// the table is made (by the cap on block_size; and the loader checks a
+// file's tensors before it builds the table of any block). With 512 MiB of data allowed, making the
 // 1 GiB table would end the test ("out of memory"). (AddressSanitizer
 // reserves terabytes of address space up front: no limit can hold there.)
 START_TEST(checkpoint_refused_before_the_table) {
@@ -633,8 +643,7 @@ START_TEST(checkpoint_refused_before_the_table) {
     ck_assert_int_eq(getrlimit(RLIMIT_DATA, &lim), 0);
     lim.rlim_cur = (rlim_t)512 << 20;
     ck_assert_int_eq(setrlimit(RLIMIT_DATA, &lim), 0);
-    expect_refusal(e_long_table, "tensor transformer.wpe.weight is not part "
-                   "of this model");
+    expect_refusal(e_long_table, "block_size is 22369621, at most 65536");
 }
 END_TEST
 
