@@ -331,10 +331,11 @@ static int check_duplicates(Parser *p, const Json *obj, const size_t *pos) {
     for (int i = 0; i < obj->n; i++) refs[i] = (KeyRef){obj->keys[i], pos[i]};
     qsort(refs, (size_t)obj->n, sizeof *refs, cmp_keyref);
     int rc = 0;
+    char q[400];
     for (int i = 1; i < obj->n && rc == 0; i++)
         if (strcmp(refs[i - 1].key, refs[i].key) == 0)
-            rc = fail(p, refs[i].pos, "duplicate key \"%.*s\"",
-                      clip_len(refs[i].key, 60), refs[i].key);
+            rc = fail(p, refs[i].pos, "duplicate key %s",
+                      json_quote(q, sizeof q, refs[i].key, 60));
     free(refs);
     return rc;
 }
@@ -500,6 +501,14 @@ void sb_json_string(StrBuf *b, const char *s, size_t n) {
         else sb_append(b, (const char *)&c, 1);
     }
     sb_append(b, "\"", 1);
+}
+
+const char *json_quote(char *buf, size_t size, const char *s, size_t max) {
+    StrBuf b = {0};
+    sb_json_string(&b, s, (size_t)clip_len(s, max));
+    snprintf(buf, size, "%s", b.s);
+    sb_free(&b);
+    return buf;
 }
 
 void sb_free(StrBuf *b) {

@@ -83,4 +83,10 @@ void sb_printf(StrBuf *b, const char *fmt, ...)
 void sb_json_string(StrBuf *b, const char *s, size_t n);
 void sb_free(StrBuf *b);
 
+// s for a one-line message: its first max bytes (never half a character)
+// as a JSON string literal, so that a name holding a newline or a quote
+// cannot break the line or the quoting. Written into buf (size bytes,
+// cut short there), which it returns.
+const char *json_quote(char *buf, size_t size, const char *s, size_t max);
+
 #endif

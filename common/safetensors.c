@@ -74,6 +74,10 @@ static int clip_len(const char *s, size_t max) {
     return (int)max;
 }
 
+// Room for a name of up to 80 bytes quoted by json_quote for a message
+// (6 bytes for each control character, the quotes and the NUL).
+#define QUOTE_SIZE (6 * 80 + 3)
+
 static char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
     return memcpy(xmalloc(n), s, n);
@@ -88,8 +92,9 @@ static int tensor_fail(Error *err, const char *path, const char *name,
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return error_set(err, "%s: tensor \"%.*s\": %s", path,
-                     clip_len(name, 80), name, what);
+    char q[QUOTE_SIZE];
+    return error_set(err, "%s: tensor %s: %s", path,
+                     json_quote(q, sizeof q, name, 80), what);
 }
 
 // ---- reading ---------------------------------------------------------------
@@ -97,6 +102,7 @@ static int tensor_fail(Error *err, const char *path, const char *name,
 // Checks one header entry and fills t from it.
 static int read_tensor(StTensor *t, const char *path, const char *name,
                        const Json *entry, size_t data_size, Error *err) {
+    char q[QUOTE_SIZE];
     if (entry->type != JSON_OBJECT)
         return tensor_fail(err, path, name, "entry is %s, expected an "
                            "object", json_type_name(entry->type));
@@ -113,8 +119,8 @@ static int read_tensor(StTensor *t, const char *path, const char *name,
                            "string", json_type_name(dtype->type));
     t->elem_size = st_dtype_size(dtype->str);
     if (t->elem_size == 0)
-        return tensor_fail(err, path, name, "unknown dtype \"%.*s\"",
-                           clip_len(dtype->str, 20), dtype->str);
+        return tensor_fail(err, path, name, "unknown dtype %s",
+                           json_quote(q, sizeof q, dtype->str, 20));
     snprintf(t->dtype, sizeof t->dtype, "%s", dtype->str);
     // shape
     if (shape->type != JSON_ARRAY)
@@ -171,6 +177,7 @@ static int read_tensor(StTensor *t, const char *path, const char *name,
 
 static int read_metadata(StFile *f, const char *path, const Json *meta,
                          Error *err) {
+    char q[QUOTE_SIZE];
     if (meta->type != JSON_OBJECT)
         return error_set(err, "%s: __metadata__ is %s, expected an object "
                          "of strings", path, json_type_name(meta->type));
@@ -180,9 +187,9 @@ static int read_metadata(StFile *f, const char *path, const Json *meta,
     for (int i = 0; i < meta->n; i++) {
         const Json *v = &meta->items[i];
         if (v->type != JSON_STRING)
-            return error_set(err, "%s: __metadata__ value of \"%.*s\" is "
-                             "%s, expected a string", path,
-                             clip_len(meta->keys[i], 80), meta->keys[i],
+            return error_set(err, "%s: __metadata__ value of %s is %s, "
+                             "expected a string", path,
+                             json_quote(q, sizeof q, meta->keys[i], 80),
                              json_type_name(v->type));
         f->meta_keys[i] = xstrdup(meta->keys[i]);
         f->meta_values[i] = xstrdup(v->str);
@@ -212,11 +219,13 @@ static int check_tiling(StFile *f, const char *path, Error *err) {
         const StTensor *t = &f->tensors[i];
         if (t->begin < at) {
             const StTensor *prev = &f->tensors[i - 1];
-            return error_set(err, "%s: tensors \"%.*s\" [%zu, %zu) and "
-                             "\"%.*s\" [%zu, %zu) overlap", path,
-                             clip_len(prev->name, 80), prev->name,
-                             prev->begin, prev->end, clip_len(t->name, 80),
-                             t->name, t->begin, t->end);
+            char q1[QUOTE_SIZE], q2[QUOTE_SIZE];
+            return error_set(err, "%s: tensors %s [%zu, %zu) and %s [%zu, "
+                             "%zu) overlap", path,
+                             json_quote(q1, sizeof q1, prev->name, 80),
+                             prev->begin, prev->end,
+                             json_quote(q2, sizeof q2, t->name, 80),
+                             t->begin, t->end);
         }
         if (t->begin > at) return hole(path, at, t->begin, err);
         at = t->end;
@@ -346,9 +355,10 @@ const void *st_bytes(const StFile *f, const StTensor *t) {
 int st_copy_f32(const StFile *f, const char *name, float *out, size_t n,
                 Error *err) {
     const StTensor *t = st_find(f, name);
+    char q[QUOTE_SIZE];
     if (!t)
-        return error_set(err, "%s: no tensor \"%.*s\"", f->path,
-                         clip_len(name, 80), name);
+        return error_set(err, "%s: no tensor %s", f->path,
+                         json_quote(q, sizeof q, name, 80));
     if (strcmp(t->dtype, "F32") != 0)
         return tensor_fail(err, f->path, name, "dtype is %s, expected F32",
                            t->dtype);
@@ -389,6 +399,7 @@ static int check_inputs(const char *path, const StWriteTensor *t, int n,
         return error_set(err, "cannot save %s: bad tensor or metadata list",
                          path);
     size_t total = 0;   // the data section's size must fit too
+    char quoted[QUOTE_SIZE];
     for (int i = 0; i < n; i++) {
         const char *name = t[i].name;
         if (!name || !name[0] || !is_utf8(name))
@@ -397,28 +408,25 @@ static int check_inputs(const char *path, const StWriteTensor *t, int n,
         if (strcmp(name, "__metadata__") == 0)
             return error_set(err, "cannot save %s: \"__metadata__\" is "
                              "reserved, not a tensor name", path);
+        json_quote(quoted, sizeof quoted, name, 80);
         for (int k = 0; k < i; k++)
             if (strcmp(t[k].name, name) == 0)
-                return error_set(err, "cannot save %s: tensor \"%.*s\" "
-                                 "appears twice", path, clip_len(name, 80),
-                                 name);
+                return error_set(err, "cannot save %s: tensor %s appears "
+                                 "twice", path, quoted);
         if (t[i].ndim < 0 || t[i].ndim > ST_MAX_DIMS)
-            return error_set(err, "cannot save %s: tensor \"%.*s\" has %d "
-                             "dimensions (0 to %d allowed)", path,
-                             clip_len(name, 80), name, t[i].ndim,
-                             ST_MAX_DIMS);
+            return error_set(err, "cannot save %s: tensor %s has %d "
+                             "dimensions (0 to %d allowed)", path, quoted,
+                             t[i].ndim, ST_MAX_DIMS);
         size_t numel, bytes;
         for (int d = 0; d < t[i].ndim; d++)
             if (t[i].shape[d] < 0)
-                return error_set(err, "cannot save %s: tensor \"%.*s\" has "
-                                 "a negative dimension", path,
-                                 clip_len(name, 80), name);
+                return error_set(err, "cannot save %s: tensor %s has a "
+                                 "negative dimension", path, quoted);
         if (shape_bytes(t[i].shape, t[i].ndim, sizeof(float), &numel,
                         &bytes) != 0
             || bytes > SIZE_MAX - total || (numel > 0 && !t[i].data))
-            return error_set(err, "cannot save %s: tensor \"%.*s\" is too "
-                             "large or has no data", path,
-                             clip_len(name, 80), name);
+            return error_set(err, "cannot save %s: tensor %s is too large "
+                             "or has no data", path, quoted);
         total += bytes;
     }
     for (int i = 0; i < n_meta; i++) {
@@ -428,9 +436,10 @@ static int check_inputs(const char *path, const StWriteTensor *t, int n,
                              "missing or not UTF-8", path, i);
         for (int k = 0; k < i; k++)
             if (strcmp(meta_keys[k], meta_keys[i]) == 0)
-                return error_set(err, "cannot save %s: metadata key "
-                                 "\"%.*s\" appears twice", path,
-                                 clip_len(meta_keys[i], 80), meta_keys[i]);
+                return error_set(err, "cannot save %s: metadata key %s "
+                                 "appears twice", path,
+                                 json_quote(quoted, sizeof quoted,
+                                            meta_keys[i], 80));
     }
     return 0;
 }

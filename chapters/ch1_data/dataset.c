@@ -18,6 +18,15 @@ int corpus_load(Corpus *c, const char *path, Error *err) {
                          "'make data')", inner);
     }
     if (!raw) return -1;
+    // A NUL is no text, and a checkpoint, whose metadata are C strings,
+    // could not store it in the vocabulary: refused before any training.
+    const char *nul = memchr(raw, '\0', bytes);
+    if (nul) {
+        size_t at = (size_t)(nul - raw);
+        free(raw);
+        return error_set(err, "%s: a NUL byte (U+0000) at byte offset %zu; "
+                         "a text file holds none", path, at);
+    }
     c->text = xmalloc((bytes ? bytes : 1) * sizeof *c->text);
     long n = utf8_decode(raw, bytes, c->text, err);
     free(raw);

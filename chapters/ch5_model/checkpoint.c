@@ -35,6 +35,11 @@ int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
     if (vocab->size != m->cfg.vocab_size)
         return error_set(err, "%s: the vocabulary has %d characters, the "
                          "model %d", path, vocab->size, m->cfg.vocab_size);
+    // Metadata values are C strings: a NUL would cut the vocabulary short
+    // and the file would not load. (Being ascending, it can only be first.)
+    if (vocab->size > 0 && vocab->chars[0] == 0)
+        return error_set(err, "cannot save %s: the vocabulary holds U+0000 "
+                         "(NUL), which a checkpoint cannot store", path);
     StrBuf config = {0}, chars = {0};
     config_json(&config, &m->cfg);
     for (int i = 0; i < vocab->size; i++) {

@@ -95,9 +95,11 @@ int param_file_check(const StFile *f, const GptTensor *t, int n,
         bool known = find(t, n, name) != NULL;
         for (int j = 0; j < n_alias && !known; j++)
             known = strcmp(name, alias[j].name) == 0;
+        char q[6 * 80 + 3];   // the file's name, quoted: one line
         if (!known)
             return error_set(err, "%s: tensor %s is not part of this "
-                             "model%s%s%s", f->path, name,
+                             "model%s%s%s", f->path,
+                             json_quote(q, sizeof q, name, 80),
                              model ? " (" : "", model ? model : "",
                              model ? ")" : "");
     }

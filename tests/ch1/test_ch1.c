@@ -98,6 +98,12 @@ START_TEST(corpus_errors) {
     ck_assert_msg(strstr(err.msg, "invalid UTF-8 at byte offset 5") != NULL,
                   "message was: %s", err.msg);
     FILE *f = fopen(path, "w");
+    ck_assert_int_eq(fwrite("ab\0cd", 1, 5, f), 5);   // a NUL at byte 2
+    fclose(f);
+    ck_assert_int_eq(corpus_load(&c, path, &err), -1);
+    ck_assert_msg(strstr(err.msg, "NUL byte (U+0000) at byte offset 2")
+                  != NULL, "message was: %s", err.msg);
+    f = fopen(path, "w");
     fclose(f);                                   // now empty
     ck_assert_int_eq(corpus_load(&c, path, &err), -1);
     ck_assert_msg(strstr(err.msg, "needs at least 2 characters") != NULL,

@@ -607,7 +607,7 @@ START_TEST(checkpoint_refusals) {
     expect_refusal(e_missing, "transformer.h.0.attn.c_attn.bias is missing");
     expect_refusal(e_shape, "has shape [12, 36], the config needs [36, 12]");
     expect_refusal(e_head, "lm_head.weight differs");
-    expect_refusal(e_extra, "transformer.h.0.attn.bias is not part");
+    expect_refusal(e_extra, "\"transformer.h.0.attn.bias\" is not part");
     expect_refusal(e_nan, "holds nan at element 2");
     expect_refusal(e_config, "config metadata: JSON");
     expect_refusal(e_heads, "n_head=5");

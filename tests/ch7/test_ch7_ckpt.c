@@ -376,8 +376,8 @@ START_TEST(ckpt_refusals) {
                    "[8, 24], the config needs [24, 8]");
     expect_refusal(e_nan, "encoder.norm.weight holds nan at element 3");
     expect_refusal(e_inf, "holds -inf at element 95");
-    expect_refusal(e_unknown, "tensor encoder.layers.0.attn.bias is not "
-                   "part of this model (bias true, tie true)");
+    expect_refusal(e_unknown, "tensor \"encoder.layers.0.attn.bias\" is "
+                   "not part of this model (bias true, tie true)");
     expect_refusal(e_differs, "tgt_embed.weight differs from "
                    "src_embed.weight");
     expect_refusal(e_json, "config metadata: JSON");
