@@ -366,6 +366,8 @@ check-tsan: data/tinyshakespeare.txt
 # picks clang itself.
 FUZZ_TARGETS := json safetensors checkpoint train_state utf8 flags bpe bleu seq2seq
 FUZZ_SECONDS ?= 30
+# targets fuzzed at once, one core each
+FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 FUZZ_LIBS = $(foreach n,7 6 5 4 3 2 1,$(OBJ)/libch$(n).a) $(OBJ)/libcommon.a
 FUZZ_BINS := $(addprefix $(OBJ)/fuzz/,$(FUZZ_TARGETS))
 # clang, unless CC names another clang
@@ -387,7 +389,9 @@ $(OBJ)/fuzz/make_seeds: $(OBJ)/tests/fuzz/make_seeds.o $(FUZZ_LIBS)
 ifeq ($(SAN),fuzz)
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
-	@bash tests/fuzz/run.sh $(OBJ)/fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I{} \
+	    bash tests/fuzz/run.sh $(OBJ)/fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) {} \
+	    || { echo "fuzz: a target failed (above)"; exit 1; }
 fuzz-one: fuzz-build
 	@$(if $(filter $(TARGET),$(FUZZ_TARGETS)),,echo "fuzz-one: TARGET must be one of: $(FUZZ_TARGETS)"; exit 2)
 	@bash tests/fuzz/run.sh $(OBJ)/fuzz $(BUILD)/fuzz $(FUZZ_SECONDS) $(TARGET)
@@ -397,7 +401,7 @@ fuzz-seeds: $(OBJ)/fuzz/make_seeds
 else
 fuzz fuzz-one fuzz-build fuzz-seeds:
 	@$(MAKE) --no-print-directory $@ SAN=fuzz CC='$(FUZZ_CC)' \
-	    FUZZ_SECONDS='$(FUZZ_SECONDS)' TARGET='$(TARGET)'
+	    FUZZ_SECONDS='$(FUZZ_SECONDS)' FUZZ_JOBS='$(FUZZ_JOBS)' TARGET='$(TARGET)'
 endif
 
 # ---- benchmarks ---------------------------------------------------------------------
@@ -481,7 +485,7 @@ help:
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
 	@echo "  make fuzz           every parser's libFuzzer harness, FUZZ_SECONDS each (30;"
-	@echo "                      clang); make fuzz-one TARGET=json for one of them"
+	@echo "                      clang; FUZZ_JOBS at once); make fuzz-one TARGET=json: one"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
 	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
 	@echo "  make bench-mt       ./ch7 translation against PyTorch: training and decoding speed"

@@ -175,7 +175,7 @@ bad file 1 "cannot open $D/none" ch1 --data "$D/none"
 bad file 1 "cannot read $D/dir: Is a directory" ch1 --data "$D/dir"
 bad file 1 "$D/empty: needs at least 2 characters, has 0" ch1 --data "$D/empty"
 bad file 1 "$D/one: needs at least 2 characters, has 1" ch1 --data "$D/one"
-bad file 1 "$BINARY: invalid UTF-8 at byte offset" ch1 --data "$BINARY"
+bad file 1 "$BINARY: a NUL byte (U+0000) at byte offset" ch1 --data "$BINARY"
 bad file 1 "$D/badutf8: invalid UTF-8 at byte offset 5" ch1 --data \
     "$D/badutf8"
 bad file 2 "$D/short is too short for --block 64" ch1 --data "$D/short" \
@@ -233,8 +233,8 @@ bad range 2 "--layers must be in [1, 4096], got 100000" ch5 --layers 100000
 bad range 2 "--embd must be in [1, 65536], got 1000000" ch5 --embd 1000000
 bad range 2 "--block must be in [1, " ch5 --block 0
 bad range 2 "--heads must be in [1, 65536], got 0" ch5 --heads 0
-bad size 2 "model config: too large: n_embd x block_size is 1073741824" \
-    ch5 --block 1048576 --embd 1024
+bad size 2 "model config: too large: n_embd x block_size is 268435456" \
+    ch5 --block 65536 --embd 4096
 bad size 2 "model config: too large: n_embd x n_ffn is 1073741824" ch5 \
     --embd 16384
 bad size 2 "the model needs " ch5 --layers 4096 --embd 4096
@@ -311,7 +311,7 @@ bad range 2 "--eval-iters must be in [1, 1e+09], got 0" ch6 --eval-iters 0
 bad range 2 "--sample-chars must be in [0, 100000], got 1000000000" ch6 \
     --sample-chars 1000000000
 bad size 1 "training needs " ch6 "${t6[@]}" --batch 100000000 --steps 1
-bad size 1 "training needs " ch6 "${t6[@]}" --block 1000000 --steps 1
+bad size 1 "training needs " ch6 "${t6[@]}" --block 65536 --steps 1
 bad size 2 "model config: too large: n_layer is 100000" ch6 "${t6[@]}" \
     --layers 100000
 bad size 2 "model config: too large: n_embd is 1000000" ch6 "${t6[@]}" \
@@ -335,7 +335,8 @@ bad file 1 "cannot read $D/dir: Is a directory" ch6 "${t6[@]}" --steps 1 \
     --data "$D/dir"
 bad file 1 "$D/empty: needs at least 2 characters, has 0" ch6 "${t6[@]}" \
     --steps 1 --data "$D/empty"
-bad file 1 "$BINARY: invalid UTF-8" ch6 "${t6[@]}" --steps 1 --data "$BINARY"
+bad file 1 "$BINARY: a NUL byte (U+0000)" ch6 "${t6[@]}" --steps 1 \
+    --data "$BINARY"
 bad file 1 "$D/badutf8: invalid UTF-8" ch6 "${t6[@]}" --steps 1 --data \
     "$D/badutf8"
 bad file 2 "$D/short is too short for --block 8: its train split has 9 \

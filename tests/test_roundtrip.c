@@ -913,20 +913,37 @@ END_TEST
 
 #define TRAIN_SEED 4000000u
 
+// The training state holds only what the flags allow (train_state_load
+// refuses the rest): a config float in [lo, hi], and a count of any size
+// in [lo, 1e9], the largest a count may be.
+static float rand_config_in(Rng *r, float lo, float hi) {
+    for (;;) {
+        float x = fabsf(rand_config_float(r));
+        if (x >= lo && x <= hi) return x;
+    }
+}
+
+static int rand_count(Rng *r, int lo) {
+    if (coin(r, 16)) return 1000000000;
+    return lo + (int)((rng_u32(r) >> (1 + below(r, 31))) % 1000000000u);
+}
+
 static TrainConfig rand_train_config(Rng *r) {
     TrainConfig c;
     memset(&c, 0, sizeof c);   // the padding too: compared field by field
     c.batch = 1 + (int)below(r, 3);
-    c.steps = (int)(rng_u32(r) >> (1 + below(r, 31)));
-    c.lr = rand_config_float(r);
-    c.min_lr = rand_config_float(r);
-    c.warmup = (int)(rng_u32(r) >> (1 + below(r, 31)));
-    c.decay_steps = (int)(rng_u32(r) >> (1 + below(r, 31)));
-    c.adamw = (AdamWConfig){rand_config_float(r), rand_config_float(r),
-                            rand_config_float(r), rand_config_float(r)};
-    c.grad_clip = rand_config_float(r);
-    c.eval_every = (int)(rng_u32(r) >> (1 + below(r, 31)));
-    c.eval_iters = 1 + (int)(rng_u32(r) >> (1 + below(r, 31)));
+    c.steps = rand_count(r, 0);
+    c.lr = rand_config_in(r, 1e-30f, 1e30f);
+    c.min_lr = rand_config_in(r, 0, 1e30f);
+    c.warmup = rand_count(r, 0);
+    c.decay_steps = rand_count(r, 0);
+    c.adamw = (AdamWConfig){rand_config_in(r, 0, 0.999999f),
+                            rand_config_in(r, 0, 0.999999f),
+                            rand_config_in(r, 1e-30f, 1),
+                            rand_config_in(r, 0, 1e30f)};
+    c.grad_clip = rand_config_in(r, 0, 1e30f);
+    c.eval_every = rand_count(r, 0);
+    c.eval_iters = rand_count(r, 1);
     c.seed = coin(r, 8) ? UINT64_MAX
                         : (uint64_t)rng_u32(r) << 32 | rng_u32(r);
     return c;
@@ -970,7 +987,7 @@ static void rng_same(const Rng *x, const Rng *y, const char *name) {
 // A step for a training state: 0, the largest, or any.
 static int rand_train_step(Rng *r) {
     int s = rand_step(r);
-    return s < 0 ? (int)below(r, 100) : s;
+    return s < 0 ? (int)below(r, 100) : s > 1000000000 ? 1000000000 : s;
 }
 
 START_TEST(train_state_random_round_trip) {

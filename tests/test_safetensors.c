@@ -451,7 +451,7 @@ static const struct {
     {"[1, 2]", 0, "the header is an array, expected a JSON object"},
     {"{\"a\":5}", 0, "tensor \"a\": entry is a number, expected an object"},
     // a name with a newline (JSON's \n) leaves the message one line
-    {"{\"a\\nb\":5}", 0, "tensor \"a?b\": entry is a number"},
+    {"{\"a\\nb\":5}", 0, "tensor \"a\\nb\": entry is a number"},
     {"{\"a\":{\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
      "tensor \"a\": missing \"dtype\""},
     {"{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", 4,
