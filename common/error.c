@@ -1,9 +1,12 @@
 #include "error.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 // The program name is the one piece of process-wide state in the core: it
 // is written once at start-up and only read afterwards.
@@ -23,15 +26,33 @@ int error_set(Error *err, const char *fmt, ...) {
     return -1;
 }
 
+// Set by die(), whose own line is the one to show.
+static bool dying;
+
+// At exit: the report is only as good as its last write. printf's errors
+// are not looked at one by one; the stream remembers them (ferror), and
+// the last buffered bytes are written here (fflush).
+static void check_stdout(void) {
+    if (dying) return;
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout)) return;
+    fprintf(stderr, "%s: error: cannot write the output%s%s\n", progname,
+            errno ? ": " : "", errno ? strerror(errno) : "");
+    _exit(1);
+}
+
 void error_set_progname(const char *argv0) {
+    static bool registered;
     const char *slash = strrchr(argv0, '/');
     progname = slash ? slash + 1 : argv0;
+    if (!registered) registered = atexit(check_stdout) == 0;
 }
 
 const char *error_progname(void) { return progname; }
 
 _Noreturn void die(const char *fmt, ...) {
     va_list ap;
+    dying = true;
     fflush(stdout);
     fprintf(stderr, "%s: error: ", progname);
     va_start(ap, fmt);

@@ -21,6 +21,9 @@ int error_set(Error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 // Name printed in front of every message ("ch1"); set once by main().
+// It also arranges that a program whose report could not be written
+// (standard output on a full disk, or /dev/full) ends with one error line
+// and status 1 rather than 0.
 void error_set_progname(const char *argv0);
 const char *error_progname(void);
 

@@ -46,7 +46,8 @@ declare -A by_prog by_cat
 
 # bad CATEGORY STATUS TEXT PROG ARGS...: runs $BIN/PROG ARGS under the
 # limits; it must exit with STATUS and write one line on stderr holding
-# TEXT. (FSIZE, when set, is a ulimit -f in blocks for the run.)
+# TEXT. (FSIZE, when set, is a ulimit -f in blocks for the run; STDOUT
+# where its standard output goes, /dev/null unless set.)
 bad() {
     local cat=$1 want=$2 text=$3 prog=$4
     shift 4
@@ -57,7 +58,8 @@ bad() {
     (
         [ "$ASAN" = 1 ] || ulimit -v "$LIMIT_KB"
         if [ -n "${FSIZE:-}" ]; then trap '' XFSZ; ulimit -f "$FSIZE"; fi
-        exec timeout 20 "$BIN/$prog" "$@" 2>&1 >/dev/null </dev/null
+        exec timeout 20 "$BIN/$prog" "$@" 2>&1 >"${STDOUT:-/dev/null}" \
+            </dev/null
     ) | cat >"$TMP/err"
     local rc=${PIPESTATUS[0]} why=""
     if [ "$rc" != "$want" ]; then
@@ -567,6 +569,18 @@ bad out 1 "--log $DEVFULL: cannot write it: No space left on device" ch7 \
     "${mt[@]}" --steps 1 --log "$DEVFULL"
 FSIZE=$FULL_FSIZE bad out 1 "--log $FULL/log.csv: cannot write it: $NOSPACE" \
     ch7 "${mt[@]}" --steps 1 --log "$FULL/log.csv"
+
+# ---- every program: a report that cannot be written -------------------------
+# Standard output on a full disk: the program must not end with status 0
+# as if its report had been written.
+for args in "ch1" "ch2 --max-T 64" "ch3 --T 4" "ch4 --depths 1" \
+            "ch5 ${m5[*]} --tokens 20" "ch6 ${t6[*]} --steps 2" \
+            "ch7 ${t7[*]} --steps 2" "ch1 --help"; do
+    # (word splitting of $args is wanted: a program and its flags)
+    # shellcheck disable=SC2086
+    STDOUT=$DEVFULL bad out 1 "cannot write the output: No space left on \
+device" $args
+done
 
 summary() {
     local -n counts=$1
