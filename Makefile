@@ -484,6 +484,7 @@ help:
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
+	@echo "  make faults         kill -9, a full disk and Ctrl-C against training runs, in full"
 	@echo "  make fuzz           every parser's libFuzzer harness, FUZZ_SECONDS each (30;"
 	@echo "                      clang; FUZZ_JOBS at once); make fuzz-one TARGET=json: one"
 	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
