@@ -107,7 +107,7 @@ $(OBJ)/.deps-%:
 deps:
 	@bash common/deps.sh all
 	@mkdir -p $(OBJ) && touch $(OBJ)/.deps-build $(OBJ)/.deps-check \
-	    $(OBJ)/.deps-docs $(OBJ)/.deps-data
+	    $(OBJ)/.deps-docs $(OBJ)/.deps-data $(OBJ)/.deps-zip
 
 data: data/tinyshakespeare.txt $(MULTI30K)
 
@@ -302,7 +302,8 @@ shq = $(subst ','\'',$(1))
 
 ifeq ($(EXERCISES),solutions)
 # The whole suite with the reference answers: must pass. Then the tests of
-# the grader itself, which grade broken copies of solutions/, and the
+# the grader itself, which grade broken copies of solutions/, those of
+# Gradescope's autograder and of grade-all (tests/test_gradescope.sh), the
 # programs' command lines (tests/cli/test_cli.sh, a few seconds), their
 # catalogue of bad inputs (tests/bad_inputs.sh, about 20 seconds), and the
 # checks of chapter 8's kernel benchmarks, emulated at small sizes (a few
@@ -312,6 +313,7 @@ check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PRO
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
+	@MAKE='$(MAKE)' bash tests/test_gradescope.sh $(OBJ)
 	bash tests/cli/test_cli.sh $(OBJ)
 	bash tests/bad_inputs.sh $(OBJ)
 	bash tests/faults.sh $(OBJ)
@@ -328,6 +330,24 @@ endif
 grade: banner data/tinyshakespeare.txt $(GRADER)
 	@MAKE='$(MAKE)' GRADER='$(GRADER)' \
 	    bash tests/grade.sh '$(call shq,$(EXERCISES))' '$(GRADE_OUT)'
+
+# Gradescope's autograder: build/gradescope/autograder.zip, which setup.sh
+# and run_autograder (tests/gradescope/) grade with, as above; never with
+# solutions/ inside.
+GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder.zip
+gradescope: data/tinyshakespeare.txt $(BLEU_VECTORS) | $(OBJ)/.deps-zip
+	@bash tests/gradescope/make_zip.sh $(GRADESCOPE_ZIP)
+
+# Every student's folder under DIR (one a student), each as above, into
+# build/grade-all/<student>/ and build/grade-all/summary.csv; DIR is only
+# read (see tests/grade_all.sh).
+GRADE_ALL_OUT ?= $(BUILD)/grade-all
+grade-all: banner data/tinyshakespeare.txt $(BLEU_VECTORS) $(GRADER)
+	@[ -n '$(call shq,$(DIR))' ] || { echo "error: make grade-all needs" \
+	    "DIR=FOLDER, the folder that holds one folder a student" >&2; exit 2; }
+	@MAKE='$(MAKE)' GRADER='$(GRADER)' bash tests/grade_all.sh \
+	    '$(call shq,$(DIR))' '$(GRADE_ALL_OUT)'
+.PHONY: gradescope grade-all
 
 valgrind: data/tinyshakespeare.txt $(MULTI30K)
 	@$(MAKE) --no-print-directory runner PORTABLE=1
@@ -481,6 +501,9 @@ help:
 	@echo "  make check          run every test (core, chapters, exercises with solutions/,"
 	@echo "                      the programs' command lines)"
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
+	@echo "  make gradescope     Gradescope's autograder: build/gradescope/autograder.zip"
+	@echo "  make grade-all DIR=FOLDER  grade each student's folder in FOLDER:"
+	@echo "                      build/grade-all/summary.csv and <student>/results.json"
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"

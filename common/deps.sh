@@ -7,7 +7,8 @@
 #   data   - sha256sum, and curl or wget when ../shared/data is not beside us
 #   valgrind - valgrind, for `make valgrind`
 #   fuzz   - clang and its libFuzzer runtime, for `make fuzz`
-#   all    - build, check, docs and data
+#   zip    - zip and unzip, for `make gradescope` and its test
+#   all    - build, check, docs, data and zip
 #
 # Each missing tool is mapped to the Debian package that provides it. When
 # something is missing we install it with apt-get (through sudo when we are
@@ -77,6 +78,12 @@ check_fuzz() {
     fi
 }
 
+check_zip() {
+    command -v zip >/dev/null 2>&1 || need zip "the autograder's zip"
+    command -v unzip >/dev/null 2>&1 \
+        || need unzip "unpacking the autograder's zip in its test"
+}
+
 check_data() {
     command -v sha256sum >/dev/null 2>&1 || need coreutils "sha256sum"
     if [ ! -d ../shared/data ] && ! command -v curl >/dev/null 2>&1 \
@@ -94,7 +101,8 @@ for group in "$@"; do
         data)  check_data ;;
         valgrind) check_valgrind ;;
         fuzz)  check_fuzz ;;
-        all)   check_build; check_check; check_docs; check_data ;;
+        zip)   check_zip ;;
+        all)   check_build; check_check; check_docs; check_data; check_zip ;;
         *) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
     esac
 done
