@@ -334,7 +334,7 @@ grade: banner data/tinyshakespeare.txt $(GRADER)
 # Gradescope's autograder: build/gradescope/autograder.zip, which setup.sh
 # and run_autograder (tests/gradescope/) grade with, as above; never with
 # solutions/ inside.
-GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder.zip
+GRADESCOPE_ZIP ?= $(BUILD)/gradescope/autograder.zip
 gradescope: data/tinyshakespeare.txt $(BLEU_VECTORS) | $(OBJ)/.deps-zip
 	@bash tests/gradescope/make_zip.sh $(GRADESCOPE_ZIP)
 

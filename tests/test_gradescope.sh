@@ -35,9 +35,10 @@ max=$(awk '{ s += $2 } END { print s }' "$tmp/points")
 points() { awk -v id="$1" '$1 == id { print $2 }' "$tmp/points"; }
 
 # ---- the zip ----------------------------------------------------------------
-zip=build/gradescope/autograder.zip
+# (its own zip: build/gradescope/autograder.zip is the instructor's)
+zip=build/gradescope-test/autograder.zip
 rm -f "$zip"
-$make --no-print-directory gradescope > "$tmp/log" 2>&1 \
+$make --no-print-directory gradescope GRADESCOPE_ZIP="$zip" > "$tmp/log" 2>&1 \
     || { cat "$tmp/log"; fail "make gradescope exited with $?"; }
 unzip -Z1 "$zip" > "$tmp/list" 2>/dev/null || fail "no $zip, or not a zip"
 for f in setup.sh run_autograder Makefile tests/grade.sh tests/submission.sh \
@@ -67,11 +68,15 @@ json=$root/results/results.json
 autograde() {
     rm -rf "$root/results"
     (cd "$root" && AUTOGRADER_ROOT="$root" AUTOGRADER_MAKE_FLAGS="$1" \
-        ./run_autograder > "$tmp/log" 2>&1) \
-        || fail "run_autograder exited with $? (log: $tmp/log)"
+        ./run_autograder > "$tmp/log" 2>&1)
+    local rc=$?
+    if [ "$rc" != 0 ]; then
+        tail -n 20 "$tmp/log" >&2
+        fail "run_autograder exited with $rc"
+    fi
     if [ ! -f "$json" ]; then
-        fail "run_autograder wrote no results.json"
-        cp "$tmp/log" build/gradescope/test-last.log
+        tail -n 20 "$tmp/log" >&2
+        fail "run_autograder wrote no results.json (its output above)"
         return 1
     fi
     if grep -q -e "$tmp" -e "$PWD" "$json"; then
