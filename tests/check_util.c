@@ -1,8 +1,11 @@
 #include "check_util.h"
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "exercise.h"
@@ -47,4 +50,42 @@ float *randn_floats(size_t n, float std, uint64_t seed) {
     float *p = alloc_floats(n);
     rng_normal_fill(&rng, p, n, 0.0f, std);
     return p;
+}
+
+// Removes path: a file, or a folder with everything in it.
+void remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *dir = opendir(path);
+        struct dirent *e;
+        while (dir && (e = readdir(dir)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char child[512];
+            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+            remove_tree(child);
+        }
+        if (dir) closedir(dir);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+bool limit_data_memory(size_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+    (void)bytes;
+    return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    (void)bytes;
+    return false;
+#endif
+#endif
+    struct rlimit lim;
+    ck_assert_int_eq(getrlimit(RLIMIT_DATA, &lim), 0);
+    lim.rlim_cur = (rlim_t)bytes;
+    ck_assert_int_eq(setrlimit(RLIMIT_DATA, &lim), 0);
+    return true;
 }

@@ -53,6 +53,16 @@ Fixture *fixture_open(const char *file);
 #include <stdint.h>
 float *randn_floats(size_t n, float std, uint64_t seed);
 
+// Removes path: a file, or a folder with everything in it.
+void remove_tree(const char *path);
+
+// Caps the data memory of the running test (forked: the runner keeps its
+// own) at bytes, so that an allocation past it fails. False, and nothing
+// done, under AddressSanitizer, which reserves terabytes of address space
+// up front: no such limit can hold there.
+#include <stdbool.h>
+bool limit_data_memory(size_t bytes);
+
 // Tiny Shakespeare, for tests that need the real corpus (`make check`
 // fetches it first).
 #define SHAKESPEARE_PATH "data/tinyshakespeare.txt"

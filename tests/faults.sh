@@ -212,33 +212,26 @@ disk_full ch7
 
 # ---- Ctrl-C ----------------------------------------------------------------------
 echo "Ctrl-C:"
-dir=$TMP/int6
-mkdir -p "$dir"
-"$BIN/killwatch" --dir "$dir" --on 'moved:model.safetensors' --nth 7 \
-    --signal 2 -- "$BIN/ch6" "${gpt[@]}" --out "$dir" >"$TMP/kw" 2>"$TMP/err"
-if ! grep -q "^exit 130 at" "$TMP/kw" \
-   || ! grep -qE "^interrupted at step [0-9]+; saved in $dir: ./ch6 --resume" \
-        "$TMP/kw"; then
-    fail "ch6 Ctrl-C: $(tail -n 2 "$TMP/kw")"
-else
-    ok
-    echo "  ch6: $(grep '^interrupted' "$TMP/kw" | cut -c1-70)..."
-fi
-resumed ch6 "$dir" "ch6 after Ctrl-C"
-
-dir=$TMP/int7
-mkdir -p "$dir"
-"$BIN/killwatch" --dir "$dir" --on 'moved:model.safetensors' --nth 7 \
-    --signal 2 -- "$BIN/ch7" "${mt[@]}" --out "$dir" >"$TMP/kw" 2>"$TMP/err"
-if ! grep -q "^exit 130 at" "$TMP/kw" \
-   || ! grep -qE "^interrupted at step [0-9]+; saved in $dir: ./ch7 --resume" \
-        "$TMP/kw"; then
-    fail "ch7 Ctrl-C: $(tail -n 2 "$TMP/kw")"
-else
-    ok
-    echo "  ch7: $(grep '^interrupted' "$TMP/kw" | cut -c1-70)..."
-fi
-resumed ch7 "$dir" "ch7 after Ctrl-C"
+# ctrl_c PROG ARGS...: one Ctrl-C after the seventh checkpoint; the run
+# saves, says how to go on and exits with 130, and goes on exactly
+ctrl_c() {
+    local prog=$1; shift
+    local dir=$TMP/int-$prog
+    mkdir -p "$dir"
+    "$BIN/killwatch" --dir "$dir" --on 'moved:model.safetensors' --nth 7 \
+        --signal 2 -- "$BIN/$prog" "$@" --out "$dir" >"$TMP/kw" 2>"$TMP/err"
+    if ! grep -q "^exit 130 at" "$TMP/kw" \
+       || ! grep -qE "^interrupted at step [0-9]+; saved in $dir: \
+./$prog --resume" "$TMP/kw"; then
+        fail "$prog Ctrl-C: $(tail -n 2 "$TMP/kw")"
+    else
+        ok
+        echo "  $prog: $(grep '^interrupted' "$TMP/kw" | cut -c1-70)..."
+    fi
+    resumed "$prog" "$dir" "$prog after Ctrl-C"
+}
+ctrl_c ch6 "${gpt[@]}"
+ctrl_c ch7 "${mt[@]}"
 
 # A second Ctrl-C while an evaluation of many batches runs (seconds):
 # the program quits at once instead of finishing it.

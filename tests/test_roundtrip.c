@@ -132,27 +132,6 @@ typedef struct {
     char path[96];
 } TmpDir;
 
-// Removes path: a file, or a folder with everything in it.
-static void remove_tree(const char *path) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *dir = opendir(path);
-        struct dirent *e;
-        while (dir && (e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char child[512];
-            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-            remove_tree(child);
-        }
-        if (dir) closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 // Every test's folder is made inside one made for the suite's cases,
 // which Check's unchecked fixture makes and removes in the runner's own
 // process: a failing check ends the test's process before its last line

@@ -39,27 +39,6 @@ static void tmpdir_make(TmpDir *d) {
     ck_assert_msg(mkdtemp(d->path) != NULL, "mkdtemp: %s", strerror(errno));
 }
 
-// Removes path: a file, or a folder with everything in it.
-static void remove_tree(const char *path) {
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *dir = opendir(path);
-        struct dirent *e;
-        while (dir && (e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char child[512];
-            snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-            remove_tree(child);
-        }
-        if (dir) closedir(dir);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void join(char *out, size_t size, const TmpDir *d, const char *name) {
     snprintf(out, size, "%s/%s", d->path, name);
 }
