@@ -92,7 +92,7 @@ LIBS_ALL = $(if $(filter 1,$(NO_BLAS)),,$(BLAS_LIBS)) -lm
 chincludes = $(foreach n,$(CHAPTERS),$(if $(shell [ $(n) -le $(1) ] && echo y),-I$(call chdir,$(n))))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps data clean check grade valgrind docs bench banner FORCE \
+.PHONY: all help deps data clean check grade valgrind docs figures bench banner FORCE \
         fuzz fuzz-one fuzz-build fuzz-seeds \
         $(PROGRAMS)
 
@@ -487,7 +487,30 @@ $(OBJ)/bpe_ids: tests/bench/bpe_ids.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $(call chincludes,7) $^ $(LIBS_ALL) -o $@
 
 # ---- docs ----------------------------------------------------------------------------
-docs: | $(OBJ)/.deps-docs
+# The book's figures are drawn at build time from the programs' own output
+# and never committed: each program writes the numbers it shows into
+# build/figures-data/chN/ (--plot-data DIR; ./ch6 its --log CSV), and the
+# gnuplot scripts docs/figures/chN_*.gp draw them as
+# docs/site/figures/chN_*.svg. The settings are short and fixed, on one
+# thread, so two builds give the same files. Each figure's caption in its
+# chapter quotes the command below that made its data: change both.
+FIGDATA := $(BUILD)/figures-data
+FIGENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+fig_run = $(call say,FIGURE DATA $(1))$(FIGENV) $(1) > $(FIGDATA)/$(2).out
+figures: ch1 ch2 ch3 ch5 ch6 ch7 | $(OBJ)/.deps-docs
+	@rm -rf $(FIGDATA) docs/site/figures && mkdir -p $(FIGDATA)/ch6 docs/site/figures
+	$(call fig_run,./ch1 --plot-data $(FIGDATA)/ch1,ch1)
+	$(call fig_run,./ch2 --T 18 --max-T 64 --plot-data $(FIGDATA)/ch2,ch2)
+	$(call fig_run,./ch3 --max-T 64 --plot-data $(FIGDATA)/ch3,ch3)
+	$(call fig_run,./ch5 --block 64 --embd 64 --tokens 0 --plot-data $(FIGDATA)/ch5,ch5)
+	$(call fig_run,./ch6 --layers 2 --heads 2 --embd 48 --block 64 --batch 16 --steps 400 --warmup 40 --eval-every 20 --eval-iters 8 --threads 1 --sample-chars 0 --quiet --log $(FIGDATA)/ch6/log.csv,ch6)
+	$(call fig_run,./ch7 --threads 1 --quiet --plot-data $(FIGDATA)/ch7,ch7)
+	@for gp in docs/figures/ch*.gp; do \
+	    echo "  GNUPLOT $$gp"; \
+	    gnuplot -e "data='$(FIGDATA)'; out='docs/site/figures'" $$gp || exit 1; \
+	done
+
+docs: figures | $(OBJ)/.deps-docs
 	@bash docs/build.sh
 
 # ---- housekeeping ---------------------------------------------------------------------
@@ -515,7 +538,9 @@ help:
 	@echo "  make bench-mt       ./ch7 translation against PyTorch: training and decoding speed"
 	@echo "  make bench-kernels  chapter 8's kernels, version by version, over block sizes"
 	@echo "                      (tests/bench/cuda/*.cu; needs nvcc and a GPU; BENCH=\"--repeats N\")"
-	@echo "  make docs           render the book to docs/site/ (pandoc)"
+	@echo "  make docs           render the book to docs/site/ (pandoc), with its figures"
+	@echo "  make figures        only the figures: the programs' data (build/figures-data/)"
+	@echo "                      drawn by gnuplot into docs/site/figures/*.svg"
 	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"
 	@echo "                      the BLEU test vectors) into data/"
 	@echo "  make deps           install every Debian package the project uses"

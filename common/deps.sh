@@ -3,7 +3,7 @@
 #
 #   build  - a C compiler, make, pkg-config, OpenBLAS (skipped when NO_BLAS=1)
 #   check  - the Check unit-test library (and what "build" needs)
-#   docs   - pandoc
+#   docs   - pandoc, and gnuplot for the book's figures
 #   data   - sha256sum, and curl or wget when ../shared/data is not beside us
 #   valgrind - valgrind, for `make valgrind`
 #   fuzz   - clang and its libFuzzer runtime, for `make fuzz`
@@ -57,6 +57,8 @@ check_check() {
 
 check_docs() {
     command -v pandoc >/dev/null 2>&1 || need pandoc "rendering the book"
+    command -v gnuplot >/dev/null 2>&1 \
+        || need gnuplot-nox "drawing the book's figures (make figures)"
 }
 
 check_valgrind() {

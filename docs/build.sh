@@ -11,7 +11,9 @@
 # and the Lua filter docs/include.lua (code inclusion + link rewriting).
 # Before rendering, docs/check_regions.sh checks that every region marked
 # in the sources (//> name ... //< name) is included by some chapter.
-# Works offline; needs only pandoc (>= 2.11; Debian 12 ships 2.17).
+# Works offline; needs only pandoc (>= 2.11; Debian 12 ships 2.17). The
+# figures (docs/site/figures/*.svg) are drawn before, by make figures
+# (gnuplot); a page that shows one that is missing fails the build.
 #
 # Environment:
 #   DOCS_ROOT   repository root to render (default: .).  The template,
@@ -175,9 +177,13 @@ COMMON=(
 mkdir -p "$OUT"
 rm -f "$OUT"/*.html          # no stale pages from renamed chapters
 cp "$DOCS_DIR/style.css" "$OUT/style.css"
+# Figures: make figures draws docs/site/figures/*.svg from the programs'
+# output first; any other file under docs/figures/ is copied as it is
+# (not the gnuplot scripts that draw them).
 if [[ -d docs/figures ]]; then
   mkdir -p "$OUT/figures"
-  cp -R docs/figures/. "$OUT/figures/"
+  (cd docs/figures && find . -type f ! -name '*.gp' -print0 |
+     xargs -0 -r cp --parents -t "../../$OUT/figures/")
 fi
 
 FAILED=()
@@ -213,4 +219,14 @@ fi
 if ((${#FAILED[@]})); then
   die "${#FAILED[@]} page(s) failed: ${FAILED[*]}"
 fi
+
+# Every image a page shows must be in the site (include.lua already
+# refuses a missing figure; this also catches one removed meanwhile).
+missing=()
+while IFS= read -r src; do
+  [[ -f $OUT/$src ]] || missing+=("$src")
+done < <(grep -ohE '<img [^>]*src="[^":#]+"' "$OUT"/*.html |
+         sed -E 's/.*src="([^"]*)"/\1/' | sort -u)
+((${#missing[@]} == 0)) ||
+  die "the pages show images that are not in $SHOW: ${missing[*]}"
 echo "done: $((${#NUMS[@]} + 1 + (${#NUMS[@]} > 0))) page(s) in $SHOW"

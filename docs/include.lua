@@ -28,7 +28,10 @@ It does two jobs:
 2. Link rewriting.  The markdown sources link to each other the way
    GitHub shows them (README.md, chapters/ch1_data/ch1.md, ...).  In the
    rendered site those pages are index.html, ch1.html, ...; figures
-   under docs/figures/ (or docs/site/figures/) end up in figures/.
+   under docs/figures/ (or docs/site/figures/) end up in figures/.  A
+   chapter links a figure as ../../docs/site/figures/NAME.svg (where
+   make figures draws it); an image whose file is not in
+   docs/site/figures/ stops the build.
 --]]
 
 -- Stop the whole build with a readable message.  pandoc exits with the
@@ -229,12 +232,24 @@ function Link(link)
   end
 end
 
+-- A figure is drawn at build time (make figures, before build.sh), so
+-- its file must be in the site by now: a missing one stops the build
+-- rather than leave a broken image in the book.
 function Image(img)
   local t = site_target(img.src)
-  if t then
-    img.src = t
-    return img
+  if not t then return nil end
+  local fig = t:match("^figures/([^#]+)")
+  if fig then
+    local f = io.open("docs/site/figures/" .. fig, "r")
+    if not f then
+      fail("image " .. img.src .. ": docs/site/figures/" .. fig ..
+           " does not exist (run make figures, or make docs, which " ..
+           "draws it; its script is docs/figures/*.gp)")
+    end
+    f:close()
   end
+  img.src = t
+  return img
 end
 
 -- Book page only (a no-op on single pages, where pandoc already makes

@@ -2,6 +2,7 @@
 //
 //   ./ch1                       Tiny Shakespeare with the defaults
 //   ./ch1 --data FILE --batch 2 --block 16 --seed 7
+//   ./ch1 --plot-data DIR       also the counts behind the baselines, as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "error.h"
 #include "flags.h"
 #include "mem.h"
+#include "plotdata.h"
 #include "rng.h"
 #include "timer.h"
 #include "utf8.h"
@@ -132,9 +134,39 @@ static void show_baselines(const Corpus *c, double alpha) {
     free(bi);
 }
 
+// The counts behind the baselines, for the book's figures: how often each
+// character occurs in train (unigram.csv) and how often each follows each
+// (bigram.csv, all V x V pairs, zeros included).
+static void write_plot_data(const Corpus *c, const char *dir) {
+    int V = c->vocab.size;
+    long *uni = xcalloc((size_t)V, sizeof *uni);
+    long *bi = xcalloc((size_t)V * V, sizeof *bi);
+    unigram_count(uni, c->train.ids, c->train.n, V);
+    bigram_count(bi, c->train.ids, c->train.n, V);
+    Error err;
+    FILE *f = plot_csv_open(dir, "unigram.csv", "id,char,count", &err);
+    if (!f) die("%s", err.msg);
+    for (int i = 0; i < V; i++) {
+        fprintf(f, "%d,", i);
+        plot_csv_label(f, c->vocab.chars[i]);
+        fprintf(f, ",%ld\n", uni[i]);
+    }
+    if (plot_csv_close(f, dir, "unigram.csv", &err) != 0) die("%s", err.msg);
+    f = plot_csv_open(dir, "bigram.csv", "prev,next,count", &err);
+    if (!f) die("%s", err.msg);
+    for (int a = 0; a < V; a++)
+        for (int b = 0; b < V; b++)
+            fprintf(f, "%d,%d,%ld\n", a, b, bi[(size_t)a * V + b]);
+    if (plot_csv_close(f, dir, "bigram.csv", &err) != 0) die("%s", err.msg);
+    printf("plot data   %s/unigram.csv and %s/bigram.csv\n", dir, dir);
+    free(uni);
+    free(bi);
+}
+
 int main(int argc, char **argv) {
     const char *data = CORPUS_DEFAULT;
     const char *default_text = "To be or not to be", *text = default_text;
+    const char *plot_dir = "";
     int batch = 4, block = 8;
     uint64_t seed = 1337;
     float alpha = 1.0f;
@@ -145,6 +177,8 @@ int main(int argc, char **argv) {
         {"seed", FLAG_U64, &seed, "random seed for the batch"},
         {"text", FLAG_STRING, &text, "string to encode and decode"},
         {"alpha", FLAG_FLOAT, &alpha, "add-alpha smoothing of the baselines"},
+        {"plot-data", FLAG_STRING, &plot_dir, "also write the unigram and "
+         "bigram counts as CSV files into this folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 1: reads a text, builds its character vocabulary, "
@@ -156,10 +190,13 @@ int main(int argc, char **argv) {
     };
     flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
     if (!*data) flags_fail("--data is empty: give a text file");
+    Error err;
+    // a folder that cannot take the CSV files fails before any work
+    if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
+        die("%s", err.msg);
 
     double t0 = time_now();
     Corpus c;
-    Error err;
     if (corpus_load(&c, data, &err) != 0) die("%s", err.msg);
     if (c.train.n < (size_t)block + 1 || c.val.n < 2)
         flags_fail("%s is too short for --block %d: its train split has %zu "
@@ -187,6 +224,7 @@ int main(int argc, char **argv) {
            c.train.n, c.val.n);
     show_batch(&c, batch, block, seed);
     show_baselines(&c, alpha);
+    if (*plot_dir) write_plot_data(&c, plot_dir);
     printf("time        %.3f s\n", time_now() - t0);
     corpus_free(&c);
     return 0;

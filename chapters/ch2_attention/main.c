@@ -3,6 +3,7 @@
 //
 //   ./ch2                        the defaults, about a second
 //   ./ch2 --T 6 --heads 2 --pad 2 --seed 7
+//   ./ch2 --plot-data DIR        also the example's weights, as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "gemm.h"
 #include "mem.h"
 #include "mha.h"
+#include "plotdata.h"
 #include "rng.h"
 #include "testing.h"
 #include "threads.h"
@@ -67,10 +69,10 @@ static void layer_free(Layer *l) {
     mha_cache_free(&l->cache);
 }
 
-static void layer_forward(Layer *l, const int *key_mask) {
+static void layer_forward(Layer *l, const int *key_mask, bool causal) {
     Error err;
     if (mha_forward(l->out, &l->cache, l->x, l->w_attn, l->b_attn,
-                    l->w_proj, l->b_proj, key_mask, true, l->B, l->T, l->C,
+                    l->w_proj, l->b_proj, key_mask, causal, l->B, l->T, l->C,
                     l->NH, &err) != 0)
         die("%s", err.msg);
 }
@@ -88,8 +90,37 @@ static void print_label(uint32_t cp, int width) {
 
 // --- 1. the attention weights of a small example ----------------------------
 
+// The example's weights of head 0 for the book's figures, causal (as
+// printed) and unmasked: the same layer run again without the causal
+// mask. One row per (query, key) pair, with their characters.
+static void write_plot_data(Layer *l, const uint32_t *text, const int *mask,
+                            const char *dir) {
+    int T = l->T;
+    float *causal = alloc_floats((size_t)T * T);
+    memcpy(causal, l->cache.att, (size_t)T * T * sizeof *causal);
+    layer_forward(l, mask, false);
+    Error err;
+    FILE *f = plot_csv_open(dir, "attention.csv",
+                            "query,key,query_char,key_char,causal,unmasked",
+                            &err);
+    if (!f) die("%s", err.msg);
+    for (int t = 0; t < T; t++)
+        for (int s = 0; s < T; s++) {
+            fprintf(f, "%d,%d,", t, s);
+            plot_csv_label(f, text[t]);
+            fputc(',', f);
+            plot_csv_label(f, text[s]);
+            fprintf(f, ",%.6f,%.6f\n", causal[(size_t)t * T + s],
+                    l->cache.att[(size_t)t * T + s]);
+        }
+    if (plot_csv_close(f, dir, "attention.csv", &err) != 0)
+        die("%s", err.msg);
+    printf("plot data   %s/attention.csv\n", dir);
+    free(causal);
+}
+
 static void show_example(const uint32_t *text, int T, int C, int NH,
-                         int pad, uint64_t seed) {
+                         int pad, uint64_t seed, const char *plot_dir) {
     Rng rng;
     rng_seed(&rng, seed);
     Layer l;
@@ -105,7 +136,7 @@ static void show_example(const uint32_t *text, int T, int C, int NH,
             }
     int *mask = xmalloc((size_t)T * sizeof *mask);
     for (int t = 0; t < T; t++) mask[t] = t < T - pad;
-    layer_forward(&l, pad ? mask : NULL);
+    layer_forward(&l, pad ? mask : NULL, true);
     printf("example     causal self-attention, T=%d C=%d NH=%d, random "
            "weights (seed %llu)", T, C, NH, (unsigned long long)seed);
     if (pad) printf(", the last %d tokens padding", pad);
@@ -129,6 +160,7 @@ static void show_example(const uint32_t *text, int T, int C, int NH,
     }
     printf("            each row sums to 1 (largest error %.1e), or is all "
            "0 when no key is visible\n", worst);
+    if (*plot_dir) write_plot_data(&l, text, pad ? mask : NULL, plot_dir);
     free(mask);
     layer_free(&l);
 }
@@ -205,7 +237,7 @@ typedef struct {
 static double loss_of(void *ctx) {
     const GradCtx *g = ctx;
     Layer *l = g->l;
-    layer_forward(l, g->mask);
+    layer_forward(l, g->mask, true);
     double sum = 0;
     for (size_t i = 0; i < (size_t)l->B * l->T * l->C; i++)
         sum += (double)l->out[i] * g->w[i];
@@ -254,7 +286,7 @@ static void show_gradcheck(uint64_t seed) {
 
 // --- 4. the cost: quadratic in T ---------------------------------------------
 
-static void run_layer(void *l) { layer_forward(l, NULL); }
+static void run_layer(void *l) { layer_forward(l, NULL, true); }
 
 // The attention core alone, on the heads the layer's cache already holds.
 static void run_core(void *p) {
@@ -307,7 +339,7 @@ static long decode_text(const char *text, uint32_t **cps, Error *err) {
 int main(int argc, char **argv) {
     enum { MAX_EXAMPLE = 32 };   // the grid's columns fit a terminal
     error_set_progname(argv[0]);   // for an error before flags_parse
-    const char *text = "To be or not to be";
+    const char *text = "To be or not to be", *plot_dir = "";
     int T = 8, C = 32, NH = 4, pad = 0, max_T = 512;
     uint64_t seed = 1337;
     // A --text shorter than 8 characters makes its length the default T,
@@ -332,6 +364,9 @@ int main(int argc, char **argv) {
         {"max-T", FLAG_INT, &max_T, "largest T of the timings (64, 128, "
          "...)"},
         {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
+        {"plot-data", FLAG_STRING, &plot_dir, "also write the example's "
+         "weights of head 0, causal and unmasked, as a CSV file into this "
+         "folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 2: prints the causal attention weights of a small "
@@ -353,10 +388,13 @@ int main(int argc, char **argv) {
                    "longer text or a smaller --T)", n, n == 1 ? "" : "s", T);
     if (C % NH != 0)
         flags_fail("--heads must divide --channels %d, got %d", C, NH);
+    // a folder that cannot take the CSV file fails before any work
+    if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
+        die("%s", err.msg);
 
     double t0 = time_now();
     printf("== Chapter 2: attention ==\n");
-    show_example(cps, T, C, NH, pad, seed);
+    show_example(cps, T, C, NH, pad, seed, plot_dir);
     show_saturation(seed);
     show_gradcheck(seed);
     show_timing(max_T, seed);

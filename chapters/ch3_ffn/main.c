@@ -4,6 +4,7 @@
 //
 //   ./ch3                        the defaults, a second or two
 //   ./ch3 --channels 16 --ff 40 --gelu tanh --dropout 0.2
+//   ./ch3 --plot-data DIR        also the activations on [-4, 4], as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "gemm.h"
 #include "mem.h"
 #include "mha.h"
+#include "plotdata.h"
 #include "rng.h"
 #include "swiglu.h"
 #include "testing.h"
@@ -200,6 +202,33 @@ static void show_activations(void) {
     free(gt);
 }
 
+// The three activations and their derivatives on [-4, 4] in steps of
+// 0.02, for the book's figure: computed by the functions above, the
+// derivatives by the backward passes with dout = 1.
+static void write_plot_data(const char *dir) {
+    enum { N = 401 };
+    float x[N], y[3][N], d[3][N], ones[N];
+    for (int i = 0; i < N; i++) x[i] = -4.0f + 0.02f * i, ones[i] = 1.0f;
+    memset(d, 0, sizeof d);
+    relu_forward(y[0], x, N);
+    relu_backward(d[0], ones, x, N);
+    for (int k = 0; k < 2; k++) {
+        Activation kind = k == 0 ? GELU_EXACT : GELU_TANH;
+        gelu_forward(y[1 + k], x, kind, N);
+        gelu_backward(d[1 + k], ones, x, kind, N);
+    }
+    Error err;
+    FILE *f = plot_csv_open(dir, "activations.csv", "x,relu,relu_grad,gelu,"
+                            "gelu_grad,gelu_tanh,gelu_tanh_grad", &err);
+    if (!f) die("%s", err.msg);
+    for (int i = 0; i < N; i++)
+        fprintf(f, "%.2f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", x[i], y[0][i],
+                d[0][i], y[1][i], d[1][i], y[2][i], d[2][i]);
+    if (plot_csv_close(f, dir, "activations.csv", &err) != 0)
+        die("%s", err.msg);
+    printf("plot data   %s/activations.csv\n", dir);
+}
+
 // --- 4. the backward pass against finite differences -----------------------
 
 typedef struct {
@@ -374,7 +403,7 @@ static void show_timing(int max_T, uint64_t seed) {
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);   // for an error before flags_parse
     int T = 3, C = 8, F, max_T = 512;
-    const char *gelu_name = "exact";
+    const char *gelu_name = "exact", *plot_dir = "";
     float p = 0.0f;
     uint64_t seed = 1337;
     // --ff defaults to 4C: read --channels first, so that --help shows the
@@ -397,6 +426,8 @@ int main(int argc, char **argv) {
         {"max-T", FLAG_INT, &max_T, "largest T of the timings (64, 128, "
          "...)"},
         {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
+        {"plot-data", FLAG_STRING, &plot_dir, "also write ReLU, both GELUs "
+         "and their derivatives on [-4, 4] as a CSV file into this folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 3: runs the feed-forward network on a small "
@@ -413,12 +444,17 @@ int main(int argc, char **argv) {
         {"dropout", p, 0, 0.99}, {"max-T", max_T, 64, 2048},
     };
     flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    Error err;
+    // a folder that cannot take the CSV file fails before any work
+    if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
+        die("%s", err.msg);
 
     double t0 = time_now();
     printf("== Chapter 3: the feed-forward network ==\n");
     show_example(T, C, F, act, p, seed);
     show_params();
     show_activations();
+    if (*plot_dir) write_plot_data(plot_dir);
     show_gradcheck(act, seed);
     show_timing(max_T, seed);
     printf("time        %.2f s (%s GEMM)\n", time_now() - t0,

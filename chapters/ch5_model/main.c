@@ -6,6 +6,7 @@
 //   ./ch5 --checkpoint model.safetensors --score "some text to score"
 //   ./ch5 --checkpoint model.safetensors --sample-only --seed 7
 //   ./ch5 --save model.safetensors       write the untrained model
+//   ./ch5 --plot-data DIR                also the sinusoidal table, as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
 #include "generate.h"
 #include "gpt.h"
 #include "mem.h"
+#include "plotdata.h"
+#include "positional.h"
 #include "rng.h"
 #include "threads.h"
 #include "utf8.h"
@@ -106,6 +109,25 @@ static int score_ids(const Gpt *m, const int *ids, size_t n, double *loss,
     return rc;
 }
 
+// The sinusoidal position table of the model's size (block_size
+// positions, n_embd channels), for the book's figure: the table a model
+// made with --positional sinusoidal adds to its token embeddings.
+static void write_plot_data(const GptConfig *c, const char *dir) {
+    int T = c->block_size, C = c->n_embd;
+    float *pe = alloc_floats((size_t)T * C);
+    sinusoidal_table(pe, T, C);
+    Error err;
+    FILE *f = plot_csv_open(dir, "positional.csv", "position,channel,value",
+                            &err);
+    if (!f) die("%s", err.msg);
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < C; i++)
+            fprintf(f, "%d,%d,%.6f\n", t, i, pe[(size_t)t * C + i]);
+    if (plot_csv_close(f, dir, "positional.csv", &err) != 0)
+        die("%s", err.msg);
+    free(pe);
+}
+
 // --threads past this machine's cores only slows it down: capped, and said.
 static int cap_threads(int threads) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -123,7 +145,7 @@ static int cap_threads(int threads) {
 int main(int argc, char **argv) {
     const char *data = CORPUS_DEFAULT, *checkpoint = "";
     const char *save = "", *prompt = "\n", *score = "", *window = "slide";
-    const char *score_file = "", *positional = "learned";
+    const char *score_file = "", *positional = "learned", *plot_dir = "";
     int tokens = 200, top_k = 0, layers = 4, heads = 4, embd = 128;
     int block = 128, threads = 1;
     float temperature = 1.0f, top_p = 1.0f, dropout = 0.1f;
@@ -165,6 +187,9 @@ int main(int argc, char **argv) {
         {"bias", FLAG_BOOL, &bias, "untrained model: biases (GPT-2)"},
         {"positional", FLAG_STRING, &positional,
          "untrained model: learned or sinusoidal"},
+        {"plot-data", FLAG_STRING, &plot_dir, "also write the sinusoidal "
+         "position table of the model's size (block x embd) as a CSV file "
+         "into this folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 5: the whole GPT - parameters, checkpoints, "
@@ -195,10 +220,13 @@ int main(int argc, char **argv) {
     if (strcmp(window, "exact") == 0) policy = WINDOW_EXACT;
     else if (strcmp(window, "slide") != 0)
         flags_fail("--window must be slide or exact, got '%s'", window);
+    Error err;
+    // a folder that cannot take the CSV file fails before any work
+    if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
+        die("%s", err.msg);
     GenOptions opt = {.max_new_tokens = tokens, .seed = seed,
                       .use_cache = !no_cache, .window = policy,
                       .sample = {temperature, top_k, top_p}};
-    Error err;
     if (sample_options_check(&opt.sample, &err) != 0)
         flags_fail("%s", err.msg);
     threads_set(cap_threads(threads));
@@ -248,6 +276,7 @@ int main(int argc, char **argv) {
         source = label;
     }
 
+    if (*plot_dir) write_plot_data(&m.cfg, plot_dir);
     if (scoring) {
         char *file_text = NULL;
         size_t bytes;
@@ -285,6 +314,8 @@ int main(int argc, char **argv) {
             printf("== Chapter 5: the whole GPT ==\n");
             show_config(&m.cfg, source);
             show_params(&m);
+            if (*plot_dir)
+                printf("plot data   %s/positional.csv\n", plot_dir);
         }
         if (untrained_loss >= 0)
             printf("loss        %.4f on the first %d characters of %s; a "

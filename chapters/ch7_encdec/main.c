@@ -20,6 +20,7 @@
 #include "flags.h"
 #include "mem.h"
 #include "mt.h"
+#include "plotdata.h"
 #include "progress.h"
 #include "seq2seq.h"
 #include "seq2seq_checkpoint.h"
@@ -38,6 +39,7 @@ typedef struct {
     int held_out, eval_every, print_every, show, beam, threads;
     const char *head;   // "mean", or a head's number
     const char *save;   // a checkpoint of the trained model, or ""
+    const char *plot_data;   // a folder for the heatmap's CSV, or ""
     float alpha;
     bool until_perfect, quiet;
 } Options;
@@ -79,6 +81,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
         {"save", FLAG_STRING, &o->save, "write the trained model to this "
          "safetensors file (none if not given)"},
+        {"plot-data", FLAG_STRING, &o->plot_data, "also write the "
+         "cross-attention heatmap's weights as a CSV file into this folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 7: an encoder-decoder Transformer learns to copy, "
@@ -303,10 +307,20 @@ static void show_masks(const Task *task, uint64_t seed) {
     free(tout);
 }
 
+// A token of the toy tasks as a label of the heatmap's CSV.
+static void plot_token(FILE *f, int tok) {
+    if (tok == TOK_BOS) fputs("<bos>", f);
+    else if (tok == TOK_EOS) fputs("<eos>", f);
+    else fputc('a' + tok - TOK_FIRST, f);
+}
+
 // One example's cross-attention in the last decoder layer, as shades:
-// rows are the output tokens, columns the source tokens.
+// rows are the output tokens, columns the source tokens. With plot_dir
+// the same weights also go to plot_dir/cross_attention.csv, one row per
+// (output, source) pair.
 static void show_heatmap(const Seq2Seq *m, const Task *task, const int *src,
-                         const int *answer, int n, int head, Error *err) {
+                         const int *answer, int n, int head,
+                         const char *plot_dir, Error *err) {
     int S = task_src_len(task), T = n + 1, NH = m->cfg.n_head;
     int *tin = xmalloc((size_t)T * sizeof *tin);
     tin[0] = TOK_BOS;
@@ -324,6 +338,12 @@ static void show_heatmap(const Seq2Seq *m, const Task *task, const int *src,
     const char *shades = " .:-=+*#%@";
     int cols = 0;
     while (cols < S && src[cols] != TOK_PAD) cols++;
+    FILE *csv = NULL;
+    if (*plot_dir) {
+        csv = plot_csv_open(plot_dir, "cross_attention.csv", "output,source,"
+                            "decoder_input,predicts,source_token,weight", err);
+        if (!csv) die("%s", err->msg);
+    }
     printf("Cross-attention in the last decoder layer (%s),\none row per "
            "output token:\n", head < 0 ? "the mean of the heads" : "one head");
     printf("      ");
@@ -337,6 +357,15 @@ static void show_heatmap(const Seq2Seq *m, const Task *task, const int *src,
                 if (head < 0 || h == head)
                     w += att[((size_t)h * T + t) * S + s];
             w /= head < 0 ? NH : 1;
+            if (csv) {
+                fprintf(csv, "%d,%d,", t, s);
+                plot_token(csv, tin[t]);
+                fputc(',', csv);
+                plot_token(csv, t < n ? answer[t] : TOK_EOS);
+                fputc(',', csv);
+                plot_token(csv, src[s]);
+                fprintf(csv, ",%.6f\n", w);
+            }
             int k = (int)(w * 10);
             putchar(shades[k > 9 ? 9 : k]);
         }
@@ -344,7 +373,13 @@ static void show_heatmap(const Seq2Seq *m, const Task *task, const int *src,
         task_print(stdout, t < n ? &answer[t] : (int[]){TOK_EOS}, 1, 0);
         printf("\n");
     }
-    printf("  (shade of the weight: ' ' below 0.1 ... '@' 0.9 and more)\n\n");
+    printf("  (shade of the weight: ' ' below 0.1 ... '@' 0.9 and more)\n");
+    if (csv) {
+        if (plot_csv_close(csv, plot_dir, "cross_attention.csv", err) != 0)
+            die("%s", err->msg);
+        printf("  (plot data: %s/cross_attention.csv)\n", plot_dir);
+    }
+    printf("\n");
     free(tin);
     seq2seq_acts_free(&a, &m->cfg);
 }
@@ -408,7 +443,8 @@ int main(int argc, char **argv) {
                  .ffn = 128, .dropout = 0, .smoothing = 0.1f,
                  .held_out = 200, .eval_every = 50, .print_every = 50,
                  .show = 4, .beam = 4, .threads = 0, .head = "mean",
-                 .alpha = 1.0f, .until_perfect = true, .save = ""};
+                 .alpha = 1.0f, .until_perfect = true, .save = "",
+                 .plot_data = ""};
     TrainConfig tc = {.batch = 64, .steps = 600, .lr = 3e-3f,
                       .warmup = 100,
                       .adamw = {0.9f, 0.98f, 1e-9f, 0.01f},
@@ -417,12 +453,15 @@ int main(int argc, char **argv) {
     Task task;
     parse_flags(argc, argv, &o, &tc, &task);
     if (o.threads > 0) threads_set(o.threads);
+    Error err;
+    // a folder that cannot take the CSV file fails before any work
+    if (flags_given(&o.plot_data) && plot_dir_check(o.plot_data, &err) != 0)
+        die("%s", err.msg);
 
     int S = task_src_len(&task), T = task_tgt_len(&task);
     Seq2SeqConfig cfg = seq2seq_config_default(task_vocab(&task), T);
     cfg.n_embd = o.embd, cfg.n_enc = cfg.n_dec = o.layers;
     cfg.n_head = o.heads, cfg.n_ffn = o.ffn, cfg.dropout = o.dropout;
-    Error err;
     if (seq2seq_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
     size_t floats = seq2seq_train_floats(&cfg, tc.batch, S, T)
                     + seq2seq_state_floats(&cfg, o.held_out, S, T, 1);
@@ -513,7 +552,8 @@ int main(int argc, char **argv) {
     {
         int want[200], n = task_answer(&task, held.src, want);
         show_heatmap(&g.model, &task, held.src, want, n,
-                     strcmp(o.head, "mean") == 0 ? -1 : atoi(o.head), &err);
+                     strcmp(o.head, "mean") == 0 ? -1 : atoi(o.head),
+                     o.plot_data, &err);
     }
     free(out);
     free(len);

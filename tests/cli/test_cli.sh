@@ -275,6 +275,99 @@ expect 2 "--preset must be default or base" ch7 --task translate --preset big
 expect 0 "d_model: channels (default: 512)" ch7 --task translate \
     --preset base --help
 
+# --plot-data DIR: the CSV files behind the book's figures. A DIR that
+# cannot be written fails with one line and status 1 before any report;
+# a missing one is created. Each CSV is checked against numbers known
+# without the program: counts of a text written here, sin and cos, the
+# causal mask's zeros, GELU'(0) = 1/2.
+plot_bad() {   # plot_bad PROG ARGS...: the ARGS end in a bad --plot-data
+    local prog=$1
+    expect 1 "--plot-data $TMP/short.txt" "$@"
+    [ "$(wc -l <"$TMP/err")" = 1 ] \
+        || fail "$prog --plot-data: not one error line"
+    [ -s "$TMP/out" ] && fail "$prog --plot-data: printed a report first"
+}
+printf 'abababababababababab' >"$TMP/ab.txt"   # train: the first 18
+plot_bad ch1 --data "$TMP/ab.txt" --block 4 --plot-data "$TMP/short.txt"
+plot_bad ch1 --data "$TMP/ab.txt" --block 4 --plot-data \
+    "$TMP/short.txt/sub"
+expect 1 "--plot-data is empty" ch1 --plot-data ''
+expect 0 "plot data   $TMP/p1/unigram.csv" ch1 --data "$TMP/ab.txt" \
+    --block 4 --batch 1 --plot-data "$TMP/p1"
+printf 'id,char,count\n0,a,9\n1,b,9\n' | cmp -s - "$TMP/p1/unigram.csv" \
+    || { fail "ch1 --plot-data: unigram.csv"; cat "$TMP/p1/unigram.csv" >&2; }
+printf 'prev,next,count\n0,0,0\n0,1,9\n1,0,8\n1,1,0\n' \
+    | cmp -s - "$TMP/p1/bigram.csv" \
+    || { fail "ch1 --plot-data: bigram.csv"; cat "$TMP/p1/bigram.csv" >&2; }
+plot_bad ch2 --text 'a,c' --max-T 64 --plot-data "$TMP/short.txt"
+expect 0 "plot data   $TMP/p2/attention.csv" ch2 --text 'a,c' --max-T 64 \
+    --plot-data "$TMP/p2"
+if [ "$(head -n 1 "$TMP/p2/attention.csv")" != \
+     "query,key,query_char,key_char,causal,unmasked" ] \
+   || [ "$(wc -l <"$TMP/p2/attention.csv")" != 10 ] \
+   || ! grep -qE '^0,0,a,a,1\.000000,0\.[0-9]{6}$' "$TMP/p2/attention.csv" \
+   || ! grep -qE '^0,1,a,",",0\.000000,0\.[0-9]{6}$' "$TMP/p2/attention.csv" \
+   || grep -qE '^0,1,a,",",0\.000000,0\.000000$' "$TMP/p2/attention.csv" \
+   || ! grep -qE '^2,1,c,",",0\.[0-9]{6},' "$TMP/p2/attention.csv"; then
+    fail "ch2 --plot-data: attention.csv"; cat "$TMP/p2/attention.csv" >&2
+fi
+# sums_to_one FILE K: the weights in the K-th column from the end (0: the
+# last; counted from the end because a label may be a quoted comma) of
+# each query (column 1) sum to 1
+sums_to_one() {
+    awk -F, -v k="$2" 'NR > 1 { s[$1] += $(NF - k) }
+        END { for (q in s) if (s[q] < 0.99999 || s[q] > 1.00001) exit 1 }' \
+        "$1"
+}
+for k in 0 1; do
+    sums_to_one "$TMP/p2/attention.csv" $k \
+        || fail "ch2 --plot-data: rows that do not sum to 1 ($k from the end)"
+done
+plot_bad ch3 --max-T 64 --plot-data "$TMP/short.txt"
+expect 0 "plot data   $TMP/p3/activations.csv" ch3 --max-T 64 --plot-data \
+    "$TMP/p3"
+if [ "$(head -n 1 "$TMP/p3/activations.csv")" != \
+     "x,relu,relu_grad,gelu,gelu_grad,gelu_tanh,gelu_tanh_grad" ] \
+   || [ "$(wc -l <"$TMP/p3/activations.csv")" != 402 ] \
+   || [ "$(sed -n 2p "$TMP/p3/activations.csv" | cut -d, -f1-3)" != \
+        "-4.00,0.000000,0.000000" ] \
+   || ! grep -qxF "0.00,0.000000,0.000000,0.000000,0.500000,0.000000,0.500000" \
+        "$TMP/p3/activations.csv" \
+   || [ "$(tail -n 1 "$TMP/p3/activations.csv" | cut -d, -f1-3)" != \
+        "4.00,4.000000,1.000000" ]; then
+    fail "ch3 --plot-data: activations.csv"
+fi
+plot_bad ch5 --tokens 0 --plot-data "$TMP/short.txt"
+expect 0 "plot data   $TMP/p5/positional.csv" ch5 --block 4 --embd 6 \
+    --heads 2 --tokens 0 --plot-data "$TMP/p5"
+# sin(1) = 0.841471, cos(1) = 0.540302; channel 5 turns at 10000^(-4/6)
+if [ "$(head -n 1 "$TMP/p5/positional.csv")" != "position,channel,value" ] \
+   || [ "$(wc -l <"$TMP/p5/positional.csv")" != 25 ] \
+   || ! grep -qxF "0,1,1.000000" "$TMP/p5/positional.csv" \
+   || ! grep -qxF "1,0,0.841471" "$TMP/p5/positional.csv" \
+   || ! grep -qxF "1,1,0.540302" "$TMP/p5/positional.csv" \
+   || ! grep -qxF "3,4,0.006463" "$TMP/p5/positional.csv"; then
+    fail "ch5 --plot-data: positional.csv"; cat "$TMP/p5/positional.csv" >&2
+fi
+ch7p=(--symbols 3 --min-len 3 --max-len 3 --held-out 2 --steps 2
+      --eval-every 1 --quiet --threads 1)
+plot_bad ch7 "${ch7p[@]}" --plot-data "$TMP/short.txt"
+expect 0 "(plot data: $TMP/p7/cross_attention.csv)" ch7 "${ch7p[@]}" \
+    --plot-data "$TMP/p7"
+# reversing 3 letters: 4 output rows (3 letters, then <eos>) x 3 sources
+if [ "$(head -n 1 "$TMP/p7/cross_attention.csv")" != \
+     "output,source,decoder_input,predicts,source_token,weight" ] \
+   || [ "$(wc -l <"$TMP/p7/cross_attention.csv")" != 13 ] \
+   || ! grep -qE '^0,0,<bos>,[a-c],[a-c],0\.[0-9]{6}$' \
+        "$TMP/p7/cross_attention.csv" \
+   || ! grep -qE '^3,2,[a-c],<eos>,[a-c],0\.[0-9]{6}$' \
+        "$TMP/p7/cross_attention.csv"; then
+    fail "ch7 --plot-data: cross_attention.csv"
+    cat "$TMP/p7/cross_attention.csv" >&2
+fi
+sums_to_one "$TMP/p7/cross_attention.csv" 0 \
+    || fail "ch7 --plot-data: an output's weights do not sum to 1"
+
 # ch8, built where nvcc is: chapter 6's flags, its own, and without a GPU
 # the emulated self-check (a GPU machine trains instead: not run here)
 if [ -x "$BIN/ch8" ]; then
