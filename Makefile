@@ -496,7 +496,10 @@ $(OBJ)/bpe_ids: tests/bench/bpe_ids.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
 # chapter quotes the command below that made its data: change both.
 FIGDATA := $(BUILD)/figures-data
 FIGENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-fig_run = $(call say,FIGURE DATA $(1))$(FIGENV) $(1) > $(FIGDATA)/$(2).out
+# (each command is also kept in chN.cmd, where docs/build.sh checks that
+# the captions quote it exactly)
+fig_run = $(call say,FIGURE DATA $(1))echo '$(1)' > $(FIGDATA)/$(2).cmd && \
+    $(FIGENV) $(1) > $(FIGDATA)/$(2).out
 figures: ch1 ch2 ch3 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 	@rm -rf $(FIGDATA) docs/site/figures && mkdir -p $(FIGDATA)/ch6 docs/site/figures
 	$(call fig_run,./ch1 --plot-data $(FIGDATA)/ch1,ch1)

@@ -220,6 +220,21 @@ if ((${#FAILED[@]})); then
   die "${#FAILED[@]} page(s) failed: ${FAILED[*]}"
 fi
 
+# A figure's caption quotes the command that made its data ("Data:
+# `./chN ...`"); make figures keeps the commands it ran in
+# build/figures-data/*.cmd. A caption whose command is not one of them
+# describes data the figure was not drawn from.
+if compgen -G 'build/figures-data/*.cmd' >/dev/null; then
+  for n in "${NUMS[@]}"; do
+    while IFS= read -r cmd; do
+      grep -qxF -- "$cmd" build/figures-data/*.cmd ||
+        die "${CH_FILE[$n]}: a figure's caption quotes '$cmd', which make figures does not run (see the Makefile's figures rule)"
+    done < <(tr '\n' ' ' <"${CH_FILE[$n]}" |
+             grep -oE 'Data: `\./ch[0-9]+ [^`]*`' |
+             sed -E 's/^Data: `//; s/`$//; s/ +/ /g')
+  done
+fi
+
 # Every image a page shows must be in the site (include.lua already
 # refuses a missing figure; this also catches one removed meanwhile).
 missing=()
