@@ -167,18 +167,29 @@ static void show_params(void) {
 
 // --- 3. GELU against ReLU ----------------------------------------------------
 
-static void show_activations(void) {
-    enum { N = 13, M = 1201 };
-    float x[N], y[3][N], d[3][N], ones[N];
-    for (int i = 0; i < N; i++) x[i] = -3.0f + 0.5f * i, ones[i] = 1.0f;
-    memset(d, 0, sizeof d);
-    relu_forward(y[0], x, N);
-    relu_backward(d[0], ones, x, N);
+// ReLU, exact GELU and tanh GELU (y[0..2]) at the n points x, with their
+// derivatives (d[0..2]) from the backward passes with dout = 1.
+static void eval_activations(const float *x, int n, float *y[3],
+                             float *d[3]) {
+    float *ones = alloc_floats((size_t)n);
+    for (int i = 0; i < n; i++) ones[i] = 1.0f;
+    for (int k = 0; k < 3; k++) memset(d[k], 0, (size_t)n * sizeof *d[k]);
+    relu_forward(y[0], x, n);
+    relu_backward(d[0], ones, x, n);
     for (int k = 0; k < 2; k++) {
         Activation kind = k == 0 ? GELU_EXACT : GELU_TANH;
-        gelu_forward(y[1 + k], x, kind, N);
-        gelu_backward(d[1 + k], ones, x, kind, N);
+        gelu_forward(y[1 + k], x, kind, n);
+        gelu_backward(d[1 + k], ones, x, kind, n);
     }
+    free(ones);
+}
+
+static void show_activations(void) {
+    enum { N = 13, M = 1201 };
+    float x[N], ys[3][N], ds[3][N];
+    float *y[3] = {ys[0], ys[1], ys[2]}, *d[3] = {ds[0], ds[1], ds[2]};
+    for (int i = 0; i < N; i++) x[i] = -3.0f + 0.5f * i;
+    eval_activations(x, N, y, d);
     printf("gelu        GELU(x) = x Phi(x) against ReLU(x) = max(0, x), "
            "with derivatives:\n");
     printf("            %5s %8s %7s %9s %8s %9s %8s\n", "x", "relu",
@@ -203,20 +214,13 @@ static void show_activations(void) {
 }
 
 // The three activations and their derivatives on [-4, 4] in steps of
-// 0.02, for the book's figure: computed by the functions above, the
-// derivatives by the backward passes with dout = 1.
+// 0.02, for the book's figure (eval_activations).
 static void write_plot_data(const char *dir) {
     enum { N = 401 };
-    float x[N], y[3][N], d[3][N], ones[N];
-    for (int i = 0; i < N; i++) x[i] = -4.0f + 0.02f * i, ones[i] = 1.0f;
-    memset(d, 0, sizeof d);
-    relu_forward(y[0], x, N);
-    relu_backward(d[0], ones, x, N);
-    for (int k = 0; k < 2; k++) {
-        Activation kind = k == 0 ? GELU_EXACT : GELU_TANH;
-        gelu_forward(y[1 + k], x, kind, N);
-        gelu_backward(d[1 + k], ones, x, kind, N);
-    }
+    float x[N], ys[3][N], ds[3][N];
+    float *y[3] = {ys[0], ys[1], ys[2]}, *d[3] = {ds[0], ds[1], ds[2]};
+    for (int i = 0; i < N; i++) x[i] = -4.0f + 0.02f * i;
+    eval_activations(x, N, y, d);
     Error err;
     FILE *f = plot_csv_open(dir, "activations.csv", "x,relu,relu_grad,gelu,"
                             "gelu_grad,gelu_tanh,gelu_tanh_grad", &err);
