@@ -76,8 +76,10 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wvla
 # without it gcc will not turn a select (x < 0 ? a : b) into vector code
 # on a CPU without AVX-512's masked instructions, so GELU and the softmax
 # would run one number at a time on an AVX2 machine. Results do not change:
-# -std=c11 keeps -ffp-contract=off, and no sum is reordered.
-CFLAGS_ALL = -std=c11 $(OPT) -fno-math-errno -fno-trapping-math $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
+# no sum is reordered, and -ffp-contract=off keeps a * b + c two roundings
+# (gcc's default under -std=c11, but not clang's, which would fuse it into
+# one FMA: a clang build would then compute other numbers than gcc's).
+CFLAGS_ALL = -std=c11 $(OPT) -ffp-contract=off -fno-math-errno -fno-trapping-math $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
     $(if $(filter 1,$(PORTABLE)),,-march=native) \
     $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
     $(if $(HAVE_OPENMP),-fopenmp) \
@@ -185,7 +187,7 @@ CH8_GPU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.gpu.o)
 KBENCH_SRC := $(wildcard tests/bench/cuda/*.cu)
 KBENCH_EMU := $(KBENCH_SRC:%.cu=$(OBJ)/%.emu)
 KBENCH_GPU := $(KBENCH_SRC:%.cu=$(OBJ)/%.gpu)
-CXXFLAGS_EMU = -std=c++17 $(OPT) -fno-math-errno $(filter-out -Wvla,$(WARN)) -pthread -MMD -MP \
+CXXFLAGS_EMU = -std=c++17 $(OPT) -ffp-contract=off -fno-math-errno $(filter-out -Wvla,$(WARN)) -pthread -MMD -MP \
     $(if $(filter 1,$(PORTABLE)),,-march=native) $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
     $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) $(if $(filter 1,$(SAN)),-fno-sanitize=null) \
     -Icommon $(call chincludes,8) $(CXXFLAGS)
