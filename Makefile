@@ -8,6 +8,7 @@ NO_BLAS ?= 0             # 1: naive triple-loop GEMM instead of OpenBLAS
 NO_AVX512 ?= 0           # 1: build as for a CPU without AVX-512 (see help)
 SAN ?= 0                 # 1: AddressSanitizer + UBSan build; fuzz: libFuzzer's
 NO_INSTALL ?= 0          # 1: never apt-get; stop and say what is missing
+MPI ?= 0                 # 1: ./ch6 trains across processes (mpirun -np N ./ch6)
 OPT ?= -O3
 V ?= 0                   # 1: show every compiler command
 export NO_INSTALL NO_BLAS CC
@@ -19,6 +20,7 @@ override NO_BLAS := $(strip $(NO_BLAS))
 override NO_AVX512 := $(strip $(NO_AVX512))
 override SAN := $(strip $(SAN))
 override NO_INSTALL := $(strip $(NO_INSTALL))
+override MPI := $(strip $(MPI))
 override V := $(strip $(V))
 Q := $(if $(filter 1,$(V)),,@)
 say = $(if $(filter 1,$(V)),,@echo "  $(1)";)
@@ -131,6 +133,7 @@ banner: | $(OBJ)/.deps-build
 	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
 	  $(if $(BLAS_LIBS),echo "  + OpenBLAS found: $(BLAS_LIBS)",echo "  - OpenBLAS not found"))
 	@$(if $(HAVE_OPENMP),echo "  + OpenMP found",echo "  - OpenMP not found: loops run on one thread")
+	@$(if $(filter 1,$(MPI)),echo "  + MPI=1: ./ch6 is built against Open MPI: mpirun -q -np N ./ch6")
 	@$(if $(HAVE_NVCC),echo "  + nvcc found: ./ch8 builds for the GPU",echo "  - nvcc not found: no ./ch8 (its kernels are still tested, emulated)")
 
 # The binaries at the top level are copies of the current variant's, redone
@@ -162,11 +165,29 @@ $$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(OBJ)/.deps-build
 CH$(1)_LIBS = $$(foreach n,$$(shell seq $(1) -1 1),$$(if $$(filter $$(n),$$(CHAPTERS)),$$(OBJ)/libch$$(n).a))
 $$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcommon.a
 	$$(call say,LINK $$@)$$(CC) $$(LDFLAGS_ALL) $$^ $$(LIBS_ALL) -o $$@
-ch$(1): banner $$(OBJ)/ch$(1) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt) $$(if $$(filter $(1),7),$(MULTI30K))
-	@cp $$(OBJ)/ch$(1) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)"
+# (MPI=1: ./ch6 is the build against MPI, $(OBJ)/ch6-mpi)
+CH$(1)_BIN = $$(OBJ)/ch$(1)$$(if $$(and $$(filter 1,$$(MPI)),$$(filter 6,$(1))),-mpi)
+ch$(1): banner $$(CH$(1)_BIN) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt) $$(if $$(filter $(1),7),$(MULTI30K))
+	@cp $$(CH$(1)_BIN) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)$$(if $$(findstring -mpi,$$(CH$(1)_BIN)), (MPI: mpirun -q -np N ./ch$(1)))"
 	$$(if $$(filter 1,$$(NO_AVX512)),@echo "  without AVX-512: run it as OPENBLAS_CORETYPE=Haswell ./ch$(1) (OpenBLAS too)")
 endef
 $(foreach n,$(filter-out 8,$(CHAPTERS)),$(eval $(call CHAPTER_RULES,$(n))))
+
+# ---- chapter 6 across processes (MPI=1) ----------------------------------------------
+# chapters/ch6_training/dist.c again, with -DUSE_MPI and mpicc's flags
+# (mpicc --showme: the compiler's own flags stay ours), linked into
+# $(OBJ)/ch6-mpi ahead of libch6.a, whose one-process dist.o it replaces.
+MPI_CFLAGS = $(call lazy,MPI_CFLAGS,mpicc --showme:compile 2>/dev/null)
+MPI_LIBS = $(call lazy,MPI_LIBS,mpicc --showme:link 2>/dev/null)
+CH6_DIR := $(call chdir,6)
+$(OBJ)/$(CH6_DIR)/dist.mpi.o: $(CH6_DIR)/dist.c | $(OBJ)/.deps-build $(OBJ)/.deps-mpi
+	@mkdir -p $(dir $@)
+	$(call say,CC $< (MPI))$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -DUSE_MPI $(call chincludes,6) -c $< -o $@
+$(OBJ)/ch6-mpi: $(OBJ)/$(CH6_DIR)/main.o $(OBJ)/$(CH6_DIR)/dist.mpi.o $(CH6_LIBS) $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ $(LIBS_ALL) $(MPI_LIBS) -o $@
+# tests/mpi.sh compares checkpoints with it
+$(OBJ)/st_compare: tests/mpi/st_compare.c $(OBJ)/libcommon.a | $(OBJ)/.deps-build
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $^ $(LIBS_ALL) -o $@
 
 # ---- chapter 8: the GPU --------------------------------------------------------------
 # Its kernels (.cu) build twice. For the host, always, under the emulation
@@ -297,6 +318,13 @@ faults: data/tinyshakespeare.txt $(MULTI30K) $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch7 $(
 	bash tests/faults.sh --full $(OBJ)
 .PHONY: faults
 
+# Chapter 6 on two processes (tests/mpi.sh, about a minute): `make check
+# MPI=1` runs it after the rest, `make check-mpi` alone.
+MPI_TEST_DEPS := data/tinyshakespeare.txt $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch6-mpi $(OBJ)/st_compare
+check-mpi: banner $(MPI_TEST_DEPS)
+	bash tests/mpi.sh $(OBJ)
+.PHONY: check-mpi
+
 # where `make check EXERCISES=DIR` writes results.json and its work files
 GRADE_OUT ?= $(BUILD)/grade
 # $(EXERCISES) inside '...' in a shell command
@@ -311,7 +339,8 @@ ifeq ($(EXERCISES),solutions)
 # checks of chapter 8's kernel benchmarks, emulated at small sizes (a few
 # seconds; each prints its table when a version fails).
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
-check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch
+check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch \
+    $(if $(filter 1,$(MPI)),$(MPI_TEST_DEPS))
 	@mkdir -p $(BUILD)/grade
 	$(RUNNER) --json $(BUILD)/grade/results.json
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
@@ -322,6 +351,7 @@ check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PRO
 	@for b in $(KBENCH_EMU); do \
 	    if $$b --small > $$b.log 2>&1; then echo "kernel benchmark $$(basename $$b .emu) --small, emulated: $$(tail -n 1 $$b.log)"; \
 	    else cat $$b.log; echo "FAILED: $$b --small (emulated)"; exit 1; fi; done
+	$(if $(filter 1,$(MPI)),bash tests/mpi.sh $(OBJ))
 else
 # Grading another folder: always writes a report, even when it does not build.
 check: grade

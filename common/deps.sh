@@ -8,6 +8,7 @@
 #   valgrind - valgrind, for `make valgrind`
 #   fuzz   - clang and its libFuzzer runtime, for `make fuzz`
 #   zip    - zip and unzip, for `make gradescope` and its test
+#   mpi    - Open MPI (mpicc, mpirun), for `make ch6 MPI=1`
 #   all    - build, check, docs, data and zip
 #
 # Each missing tool is mapped to the Debian package that provides it. When
@@ -86,6 +87,17 @@ check_zip() {
         || need unzip "unpacking the autograder's zip in its test"
 }
 
+check_mpi() {
+    command -v mpicc >/dev/null 2>&1 \
+        || need libopenmpi-dev "building ./ch6 against MPI (MPI=1)"
+    command -v mpirun >/dev/null 2>&1 \
+        || need openmpi-bin "mpirun, which starts the processes"
+    # mpirun starts even the processes of one machine through its ssh
+    # launcher, and stops at once when there is no ssh
+    command -v ssh >/dev/null 2>&1 \
+        || need openssh-client "mpirun's launcher (ssh), even on one machine"
+}
+
 check_data() {
     command -v sha256sum >/dev/null 2>&1 || need coreutils "sha256sum"
     if [ ! -d ../shared/data ] && ! command -v curl >/dev/null 2>&1 \
@@ -104,6 +116,7 @@ for group in "$@"; do
         valgrind) check_valgrind ;;
         fuzz)  check_fuzz ;;
         zip)   check_zip ;;
+        mpi)   check_mpi ;;
         all)   check_build; check_check; check_docs; check_data; check_zip ;;
         *) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
     esac

@@ -50,14 +50,23 @@ void error_set_progname(const char *argv0) {
 
 const char *error_progname(void) { return progname; }
 
-_Noreturn void die(const char *fmt, ...) {
-    va_list ap;
+static ErrorExitHook exit_hook;
+
+void error_set_exit_hook(ErrorExitHook hook) { exit_hook = hook; }
+
+_Noreturn void error_exit(int status, const char *line) {
     dying = true;
     fflush(stdout);
-    fprintf(stderr, "%s: error: ", progname);
+    if (exit_hook) exit_hook(status, line);
+    fprintf(stderr, "%s: error: %s\n", progname, line);
+    exit(status);
+}
+
+_Noreturn void die(const char *fmt, ...) {
+    char line[8192];   // a path is at most 4096: room for two and the text
+    va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
+    error_exit(1, line);
 }

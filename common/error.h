@@ -36,4 +36,20 @@ _Noreturn
 #endif
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// Every error exit (die, and flags_fail of flags.h with status 2) ends
+// here: prints "<prog>: error: <line>" on stderr and exits with status.
+#ifdef __cplusplus
+[[noreturn]]
+#else
+_Noreturn
+#endif
+void error_exit(int status, const char *line);
+
+// A program that runs as several cooperating processes (chapter 6 under
+// MPI) must end all of them on an error, and print the message once, not
+// once per process. It sets a hook: error_exit then calls hook(status,
+// line) instead, which must not return.
+typedef void (*ErrorExitHook)(int status, const char *line);
+void error_set_exit_hook(ErrorExitHook hook);
+
 #endif

@@ -12,14 +12,15 @@
 #include "error.h"
 
 _Noreturn void flags_fail(const char *fmt, ...) {
+    char line[8192];
     va_list ap;
-    fflush(stdout);
-    fprintf(stderr, "%s: error: ", error_progname());
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see %s --help)\n", error_progname());
-    exit(2);
+    if (n >= 0 && (size_t)n < sizeof line)
+        snprintf(line + n, sizeof line - (size_t)n, " (see %s --help)",
+                 error_progname());
+    error_exit(2, line);
 }
 
 // v as the command line most likely wrote it: a whole number in full, a

@@ -1015,7 +1015,7 @@ START_TEST(train_state_random_round_trip) {
 
         Trainer t2;
         GptTrain g2;
-        CHECK(gpt_trainer_resume(&t2, &g2, dir, &err) == 0, "resuming: %s",
+        CHECK(gpt_trainer_resume(&t2, &g2, dir, 0, 1, &err) == 0, "resuming: %s",
               err.msg);
         train_config_same(&t.cfg, &t2.cfg);
         CHECK(t2.step == t.step, "step %d, saved %d", t2.step, t.step);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dist.h"
 #include "json.h"
 
 static void rng_json(StrBuf *b, const char *name, const Rng *r) {
@@ -277,26 +278,37 @@ static void say(const char *msg) {
 // a step or an evaluation of a big model can take a while, so a second
 // one quits at once. That loses nothing saved: every file is renamed into
 // place whole, so the folder still holds the last complete checkpoint.
+// Under mpirun the ranks say nothing here: mpirun also sends SIGTERM
+// when it ends the job after an error, and only when every rank has
+// agreed to stop (the loop, after its step) is it a Ctrl-C to report.
 static void on_sigint(int sig) {
     (void)sig;
+    bool speak = dist_size() == 1;
     if (interrupted) {
-        say("\nCtrl-C again: quitting now; the last checkpoint saved is "
-            "kept as it was\n");
+        if (speak)
+            say("\nCtrl-C again: quitting now; the last checkpoint saved "
+                "is kept as it was\n");
         _exit(130);
     }
     interrupted = 1;
-    say("\nCtrl-C: stopping after this step (Ctrl-C again quits at "
-        "once)\n");
+    if (speak)
+        say("\nCtrl-C: stopping after this step (Ctrl-C again quits at "
+            "once)\n");
 }
 
+// mpirun passes a Ctrl-C on to the ranks as SIGTERM (and SIGKILL a
+// little later): several ranks take it as a Ctrl-C, one process keeps
+// SIGTERM's usual meaning.
 void catch_sigint(void) {
     interrupted = 0;
     struct sigaction sa = {.sa_handler = on_sigint};
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
+    if (dist_size() > 1) sigaction(SIGTERM, &sa, NULL);
 }
 
 void release_sigint(void) {
     signal(SIGINT, SIG_DFL);
+    if (dist_size() > 1) signal(SIGTERM, SIG_DFL);
 }

@@ -1,5 +1,6 @@
 #include "gpt_train.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,25 @@ int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err) {
     g->x = xmalloc((size_t)B * g->T * sizeof *g->x);
     g->y = xmalloc((size_t)B * g->T * sizeof *g->y);
     g->tensors = train_tensors(g->model.tensors, g->model.n_tensors);
+    g->parts = 1;
+    return 0;
+}
+
+int gpt_train_split(GptTrain *g, int part, int parts, Error *err) {
+    if (parts < 1 || part < 0 || part >= parts
+        || (size_t)g->B * (size_t)parts > INT_MAX)
+        return error_set(err, "part %d of %d of a batch of %d: not a part",
+                         part, parts, g->B);
+    free(g->all_x);
+    free(g->all_y);
+    g->all_x = g->all_y = NULL;
+    g->part = part;
+    g->parts = parts;
+    if (parts > 1) {
+        size_t n = (size_t)g->B * parts * g->T;
+        g->all_x = xmalloc(n * sizeof *g->all_x);
+        g->all_y = xmalloc(n * sizeof *g->all_y);
+    }
     return 0;
 }
 
@@ -36,6 +56,8 @@ void gpt_train_free(GptTrain *g) {
     free(g->x);
     free(g->y);
     free(g->tensors);
+    free(g->all_x);
+    free(g->all_y);
     memset(g, 0, sizeof *g);
 }
 
@@ -57,10 +79,21 @@ TrainTensor *train_tensors(const GptTensor *t, int n) {
 
 // ---- the TrainModel functions ----------------------------------------------
 
+//> gpt-train-batch
 static int batch(void *self, const void *data, Rng *rng, Error *err) {
     GptTrain *g = self;
-    return get_batch(g->x, g->y, data, g->B, g->T, rng, err);
+    if (g->parts == 1)
+        return get_batch(g->x, g->y, data, g->B, g->T, rng, err);
+    // the whole batch, as one process would draw it; then our rows
+    if (get_batch(g->all_x, g->all_y, data, g->B * g->parts, g->T, rng,
+                  err) != 0)
+        return -1;
+    size_t n = (size_t)g->B * g->T, first = (size_t)g->part * n;
+    memcpy(g->x, g->all_x + first, n * sizeof *g->x);
+    memcpy(g->y, g->all_y + first, n * sizeof *g->y);
+    return 0;
 }
+//< gpt-train-batch
 
 static int forward(void *self, bool train, Rng *rng, float *loss,
                    Error *err) {
@@ -97,9 +130,17 @@ size_t gpt_train_floats(const GptConfig *cfg, int B) {
 
 // ---- resuming --------------------------------------------------------------
 
+// 0 when the saved run's batch splits into parts equal parts.
+static int batch_splits(const char *dir, int batch, int parts, Error *err) {
+    if (parts >= 1 && batch % parts == 0) return 0;
+    return error_set(err, "%s: its batch of %d does not split into %d "
+                     "equal parts: resume it on a number of processes "
+                     "that divides %d", dir, batch, parts, batch);
+}
+
 //> gpt-resume
-int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir,
-                       Error *err) {
+int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir, int part,
+                       int parts, Error *err) {
     memset(t, 0, sizeof *t);
     memset(g, 0, sizeof *g);
     char path[4096];
@@ -112,9 +153,12 @@ int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir,
     int rc = -1;
     if (train_state_load(&s, dir, step, err) == 0) {
         if (train_config_check(&s.cfg, err) == 0
-            && gpt_train_init(g, &m, &vocab, s.cfg.batch, err) == 0) {
+            && batch_splits(dir, s.cfg.batch, parts, err) == 0
+            && gpt_train_init(g, &m, &vocab, s.cfg.batch / parts,
+                              err) == 0) {
             TrainModel tm = gpt_train_model(g);
-            if (trainer_init(t, &tm, &s.cfg, err) == 0
+            if (gpt_train_split(g, part, parts, err) == 0
+                && trainer_init(t, &tm, &s.cfg, err) == 0
                 && trainer_restore(t, &s, err) == 0)
                 rc = 0;
             else

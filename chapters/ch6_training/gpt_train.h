@@ -19,6 +19,8 @@ typedef struct {
     int B, T;             // a batch: B sequences of T = block_size
     int *x, *y;           // the current batch, (B, T) each
     TrainTensor *tensors; // the model's tensors, as AdamW's ranges
+    int part, parts;      // data-parallel: this rank's part of parts
+    int *all_x, *all_y;   // (B * parts, T): the whole batch (parts > 1)
 } GptTrain;
 
 // Takes m and vocab (moved in: both are zeroed) and allocates gradients,
@@ -26,6 +28,15 @@ typedef struct {
 // -1 with a message (and m and vocab left as they were).
 int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err);
 void gpt_train_free(GptTrain *g);
+
+//> gpt-train-split
+// Data-parallel training (dist.h): g trains on part `part` of `parts`.
+// Every batch is then drawn whole, B * parts sequences from the same
+// generator as one process would, and g keeps the B of them from
+// part * B on: N ranks together see exactly the batches of one process
+// with N times their batch. Returns 0 or -1 with a message.
+int gpt_train_split(GptTrain *g, int part, int parts, Error *err);
+//< gpt-train-split
 
 // The TrainModel of g; its data is a const Split *. g must stay where it
 // is while the trainer uses it.
@@ -46,8 +57,10 @@ size_t gpt_train_floats(const GptConfig *cfg, int B);
 
 // Loads a run that trainer_save wrote in dir: the model and its
 // vocabulary into g, the training config and state into t. Neither may
-// be initialised yet; on failure both are left zeroed.
-int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir,
-                       Error *err);
+// be initialised yet; on failure both are left zeroed. g takes part
+// `part` of `parts` of every batch (0 and 1: all of it); the saved batch,
+// t->cfg.batch, is the whole one and must divide by parts.
+int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir, int part,
+                       int parts, Error *err);
 
 #endif

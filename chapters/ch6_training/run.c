@@ -6,6 +6,7 @@
 //
 // train_main reads as the run does: parse the flags, build the run (new
 // or resumed), check the output folder, train, report.
+#define _GNU_SOURCE   // sched_getaffinity, before any header
 #include "run.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include "chart.h"
 #include "checkpoint_state.h"
 #include "dataset.h"
+#include "dist.h"
 #include "error.h"
 #include "flags.h"
 #include "generate.h"
@@ -136,7 +139,8 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"block", FLAG_INT, &o->block, "block_size: context length"},
         {"bias", FLAG_INT, &o->bias, "1: biases in Linear and LayerNorm"},
         {"dropout", FLAG_FLOAT, &o->dropout, "dropout in training"},
-        {"batch", FLAG_INT, &t->batch, "sequences per step"},
+        {"batch", FLAG_INT, &t->batch, "sequences per step (under mpirun: "
+         "of all processes together)"},
         {"steps", FLAG_INT, &t->steps, "steps of the whole run"},
         {"minutes", FLAG_FLOAT, &o->minutes, "fit the run in about this "
          "long: after its first steps, --steps becomes what fits here (at "
@@ -157,7 +161,8 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"eval-iters", FLAG_INT, &t->eval_iters,
          "batches of train and val per evaluation"},
         {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
-        {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
+         "under mpirun, the cores shared among the processes)"},
         {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
         {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
         {"save-every", FLAG_INT, &o->save_every,
@@ -231,6 +236,10 @@ static void parse_flags(Options *o, int argc, char **argv,
         if (!*o->out) o->out = o->resume;   // keep saving where it lives
         o->minutes = 0;   // the saved run's step count stands
     }
+    if (!*o->resume && t->batch % dist_size() != 0)
+        flags_fail("--batch %d does not split into %d equal parts, one per "
+                   "process: give a multiple of %d", t->batch, dist_size(),
+                   dist_size());
     if (o->minutes > 0 && budget_probe(t) < BUDGET_MIN_PROBE)
         flags_fail("--minutes needs --warmup %d or more, to measure the "
                    "speed before the step count matters (or give --steps)",
@@ -257,7 +266,8 @@ static void start_run(Run *r, const Options *o) {
     if (gpt_config_check(&mc, &err) != 0) flags_fail("%s", err.msg);
     // before the model is allocated: a size that does not fit is refused
     bool check = !(r->be && r->be->skip_host_memory_check);
-    if (check && mem_check(gpt_train_floats(&mc, o->t.batch), "training",
+    int B = o->t.batch / dist_size();   // this process's part of a batch
+    if (check && mem_check(gpt_train_floats(&mc, B), "training",
                            "use a smaller --batch, --block or model",
                            &err) != 0)
         die("%s", err.msg);
@@ -270,7 +280,8 @@ static void start_run(Run *r, const Options *o) {
     vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
     memcpy(vocab.chars, r->corpus.vocab.chars,
            (size_t)vocab.size * sizeof *vocab.chars);
-    if (gpt_train_init(&r->gpt, &m, &vocab, o->t.batch, &err) != 0)
+    if (gpt_train_init(&r->gpt, &m, &vocab, B, &err) != 0
+        || gpt_train_split(&r->gpt, dist_rank(), dist_size(), &err) != 0)
         die("%s", err.msg);
     TrainModel tm = gpt_train_model(&r->gpt);
     if (trainer_init(&r->trainer, &tm, &o->t, &err) != 0)
@@ -291,7 +302,8 @@ static void resume_run(Run *r, const Options *o) {
         flags_fail("--resume takes the folder a run saved into (its --out "
                    "DIR), not a file: try --resume %s", slash ? dir : ".");
     }
-    if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, &err) != 0)
+    if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, dist_rank(),
+                           dist_size(), &err) != 0)
         die("%s", err.msg);
     const Vocab *v = &r->gpt.vocab, *want = &r->corpus.vocab;
     if (v->size != want->size
@@ -380,6 +392,12 @@ static void print_run(const Run *r, const Options *o, int threads) {
     char dev[256];
     describe(r, dev, sizeof dev);
     if (*dev) printf("device      %s\n", dev);
+    if (dist_size() > 1)
+        printf("processes   %d MPI ranks, %d sequences of each batch apiece; "
+               "their gradients are averaged by one all-reduce of %zu floats "
+               "(%.1f MB) a step\n", dist_size(), B / dist_size(),
+               r->trainer.model.num_params,
+               4e-6 * (double)r->trainer.model.num_params);
 }
 
 // ---- training --------------------------------------------------------------
@@ -428,7 +446,7 @@ static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
     curve_add(&out->curve, t->step, tl, vl);
     printf("eval step %d: train %.4f, val %.4f\n", t->step, tl, vl);
     fflush(stdout);
-    if (!last && !o->quiet && o->sample_chars / 3 > 0) {
+    if (!last && !o->quiet && o->sample_chars / 3 > 0 && dist_rank() == 0) {
         sync_host(r);
         show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars / 3,
                     (uint64_t)t->step);
@@ -476,6 +494,22 @@ static void fit_budget(Run *r, const Options *o, const Outcome *out,
 }
 //< budget
 
+//> save-rank0
+// Rank 0 writes the run for all: the ranks hold the same weights and
+// moments, which the check below makes sure of before it is trusted.
+static void save_checkpoint(Run *r, const Options *o) {
+    Trainer *t = &r->trainer;   // (no backend: params are current)
+    if (!dist_same(t->model.params, t->model.num_params)
+        || !dist_same(t->m, t->model.num_params))
+        die("step %d: the processes' weights are no longer the same (a "
+            "bug, or hardware that computes differently): not saving",
+            t->step);
+    Error err;
+    if (dist_rank() == 0 && trainer_save(t, o->out, &err) != 0)
+        die("%s", err.msg);
+}
+//< save-rank0
+
 static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     Trainer *t = &r->trainer;
     const TrainConfig *c = &t->cfg;
@@ -486,6 +520,9 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     out->last_val = NAN;
     Progress pr;
     progress_start(&pr, stdout, c->steps, o->print_every);
+    // mpirun hands rank 0 a terminal of its own whether or not its own
+    // output goes to one: plain lines, which read well in both
+    if (dist_with_mpi()) pr.tty = false;
     catch_sigint();
     prof_on = o->profile;
     bool reached = false;
@@ -495,9 +532,12 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
         Error err;
         double t0 = time_now();
         if (train_step(t, &r->corpus.train, &s, &err) != 0) {
+            // (the loss and the norm are the whole batch's: every rank
+            // fails this step, and rank 0 says so)
             progress_end(&pr);
-            fprintf(stderr, "%s: error: %s\n", error_progname(), err.msg);
-            if (*o->out)
+            if (dist_rank() == 0)
+                fprintf(stderr, "%s: error: %s\n", error_progname(), err.msg);
+            if (*o->out && dist_rank() == 0)
                 fprintf(stderr, "%s: the last good checkpoint in %s is "
                         "left as it was\n", error_progname(), o->out);
             out->exit_code = 1;
@@ -522,6 +562,10 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
             && t->step < c->steps) {
             progress_end(&pr);
             fit_budget(r, o, out, time_now() - start, &pr);
+            // every rank must run as many steps: rank 0's count stands
+            dist_broadcast_int(&t->cfg.steps);
+            dist_broadcast_int(&t->cfg.decay_steps);
+            pr.total_steps = c->steps;
         }
         bool last = t->step == c->steps;
         prof_on = false;   // evaluations and samples are not profiled
@@ -532,10 +576,11 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
                 fprintf(log, "%d,,%.6f,%.6f,,,\n", t->step,
                         out->curve.train[out->curve.n - 1], out->last_val);
         }
+        // a Ctrl-C reaches the ranks at different steps: all stop at once
+        interrupted = dist_any(interrupted);
         bool save = last || reached || interrupted
                     || (o->save_every > 0 && t->step % o->save_every == 0);
-        if (*o->out && save && trainer_save(t, o->out, &err) != 0)
-            die("%s", err.msg);
+        if (*o->out && save) save_checkpoint(r, o);
         prof_on = o->profile;
     }
     prof_on = false;
@@ -582,6 +627,10 @@ static void print_summary(const Run *r, Outcome *out) {
            "steps %d..), val %s, peak memory %.1f MiB%s%s\n", r->trainer.step,
            out->train_time, r->trainer.cfg.batch * r->gpt.T / med, skip + 1,
            val, peak_mib(), *dev ? ", " : "", dev);
+    if (dist_size() > 1)   // rank 0's share: the others' is much the same
+        printf("all-reduce: %.2f ms a step, %.1f%% of the training time, "
+               "on each of %d ranks\n", 1e3 * dist_reduce_seconds() / n,
+               100 * dist_reduce_seconds() / out->train_time, dist_size());
 }
 
 //> profile-report
@@ -617,7 +666,7 @@ static void show_profile(const Run *r, int steps) {
 
 static void report(Run *r, const Options *o, Outcome *out) {
     print_summary(r, out);
-    if (out->exit_code == 0) {
+    if (out->exit_code == 0 && dist_rank() == 0) {
         curve_draw(&out->curve, stdout);
         if (o->sample_chars > 0) sync_host(r);
         show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars, 1);
@@ -638,11 +687,28 @@ static void log_close(FILE *log, const char *path) {
     if (failed) die("--log %s: cannot write it: %s", path, strerror(saved));
 }
 
+// --threads 0: a thread per core this process may run on (taskset, or
+// mpirun's binding of each rank to its cores, narrow the machine's), and
+// with several ranks on one machine, no more threads in all than cores.
+static int default_threads(void) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = online > 0 ? (int)online : 1;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0
+        && CPU_COUNT(&set) < n)
+        n = CPU_COUNT(&set);
+    int share = online > 0 ? (int)(online / dist_local_size()) : 1;
+    if (n > share) n = share;
+    return n > 1 ? n : 1;
+}
+
 int train_main(int argc, char **argv, const TrainBackend *be) {
+    error_set_progname(argv[0]);
+    dist_init();   // first: under mpirun only rank 0 prints, even --help
     Options o;
     parse_flags(&o, argc, argv, be);
-    int threads = o.threads ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    threads_set(threads > 0 ? threads : 1);
+    int threads = o.threads ? o.threads : default_threads();
+    threads_set(threads);
     if (be && be->before) {
         int rc = be->before(be->ctx);
         if (rc != -1) return rc;
@@ -660,10 +726,20 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
         flags_fail("%s is too short for --block %d: its train split has %zu "
                    "tokens, its val split %zu (need %d each)", o.data, block,
                    r.corpus.train.n, r.corpus.val.n, block + 1);
-    if (*o.out && checkpoint_dir_check(o.out, &err) != 0)
+    // Dropout: rank 0 draws its masks as one process would, every other
+    // rank from a stream of its own (the same masks on every part of a
+    // batch would tie the parts together).
+    if (dist_rank() > 0)
+        rng_seed(&r.trainer.drop_rng, r.trainer.cfg.seed + 1
+                 + 0x9E3779B97F4A7C15u * (uint64_t)dist_rank()
+                 + (uint64_t)r.trainer.step);
+    // rank 0 alone writes: the checkpoints and the log
+    bool writer = dist_rank() == 0;
+    if (writer && *o.out && checkpoint_dir_check(o.out, &err) != 0)
         die("%s", err.msg);
     FILE *log = NULL;
-    if (*o.log) {   // before anything is printed: a bad path fails first
+    if (writer && *o.log) {   // before anything is printed: a bad path
+                              // fails first
         log = fopen(o.log, *o.resume ? "a" : "w");
         if (!log) die("--log %s: cannot write it: %s", o.log, strerror(errno));
         // a step's row has the loss of its batch; an evaluation's row the

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist.h"
 #include "mem.h"
 #include "profile.h"
 
@@ -43,11 +44,18 @@ int train_step(Trainer *t, const void *data, StepResult *r, Error *err) {
 }
 
 //> train-step
-// The loss of the current batch, and its gradient in grads.
+// The loss of the current batch, and its gradient in grads. With several
+// ranks (dist.h) each has its part of the batch, and the mean of their
+// gradients is the gradient of the whole batch's mean loss: one
+// all-reduce of the whole gradient buffer.
 static int forward_backward(Trainer *t, float *loss, Error *err) {
     TrainModel *m = &t->model;
     if (m->forward(m->self, true, &t->drop_rng, loss, err) != 0) return -1;
     m->backward(m->self);
+    dist_average(m->grads, m->num_params);
+    double mean = *loss;   // and the whole batch's loss
+    dist_average_doubles(&mean, 1);
+    *loss = (float)mean;
     return 0;
 }
 
@@ -108,6 +116,7 @@ int evaluate(Trainer *t, const void *data, int which, double *loss,
             return -1;
         sum += l;
     }
+    dist_average_doubles(&sum, 1);   // each rank had its part of a batch
     *loss = sum / c->eval_iters;
     return 0;
 }

@@ -232,7 +232,7 @@ START_TEST(resume_is_bit_exact) {
     ck_assert_msg(trainer_save(&b.t, out, &err) == 0, "%s", err.msg);
     small_run_free(&b);
     SmallRun r2;
-    ck_assert_msg(gpt_trainer_resume(&r2.t, &r2.g, out, &err) == 0, "%s",
+    ck_assert_msg(gpt_trainer_resume(&r2.t, &r2.g, out, 0, 1, &err) == 0, "%s",
                   err.msg);
     ck_assert_int_eq(r2.t.step, 4);
     ck_assert_int_eq(r2.t.cfg.steps, 8);
@@ -324,7 +324,7 @@ END_TEST
 START_TEST(resume_refusals) {
     Error err;
     SmallRun r;
-    ck_assert_int_eq(gpt_trainer_resume(&r.t, &r.g, "/nonexistent/run",
+    ck_assert_int_eq(gpt_trainer_resume(&r.t, &r.g, "/nonexistent/run", 0, 1,
                                         &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/run/model"));
     // a chapter 5 model without training state
@@ -337,7 +337,7 @@ START_TEST(resume_refusals) {
     ck_assert_int_eq(trainer_save(&a.t, out, &err), 0);
     snprintf(p, sizeof p, "%s/state-0.safetensors", out);
     ck_assert_int_eq(unlink(p), 0);
-    ck_assert_int_eq(gpt_trainer_resume(&r.t, &r.g, out, &err), -1);
+    ck_assert_int_eq(gpt_trainer_resume(&r.t, &r.g, out, 0, 1, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "state-0.safetensors"));
     ck_assert_ptr_null(r.g.vocab.chars);
     ck_assert_ptr_null(r.t.m);
