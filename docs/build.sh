@@ -7,8 +7,23 @@
 #   chapters/chN_*/chN.md         -> docs/site/chN.html     (one per chapter)
 #   all chapters, in order        -> docs/site/book.html    (single page)
 #
-# Every page is one pandoc call using docs/template.html, docs/style.css
-# and the Lua filter docs/include.lua (code inclusion + link rewriting).
+# Every page is one pandoc call using docs/template.html (with its partial
+# docs/prevnext.html), docs/style.css and the Lua filter docs/include.lua
+# (code inclusion + link rewriting). Math is MathML (pandoc --mathml),
+# which browsers draw themselves: no script, no web font, no network.
+#
+# Each chapter page has its table of contents (its sections and subsections) in
+# a sidebar on a wide screen and in a box at the top on a narrow one,
+# and links to the previous and next chapter and to the index at its top
+# and bottom; book.html has one table of contents for the whole book.
+#
+# Each block of code included from a source region has a caption such as
+# "chapters/ch2_attention/attention.c, lines 13–29" that links to the
+# file. The link is relative: ../../chapters/ch2_attention/attention.c,
+# i.e. the file in the repository checkout that docs/site/ was built in
+# (set DOCS_SRC_BASE to link elsewhere). After rendering,
+# docs/check_listings.lua reads every page back and fails the build if a
+# caption's lines are not exactly the code shown.
 # Before rendering, docs/check_regions.sh checks that every region marked
 # in the sources (//> name ... //< name) is included by some chapter.
 # Works offline; needs only pandoc (>= 2.11; Debian 12 ships 2.17). The
@@ -20,6 +35,11 @@
 #               style sheet and filter always come from this script's own
 #               folder, the content and the output from $DOCS_ROOT.
 #   PANDOC      pandoc executable to use (default: pandoc)
+#   DOCS_SRC_BASE  what the captions' links put before a source file's
+#               path (default: ../../, the repository seen from
+#               docs/site/). An http(s) URL such as
+#               https://github.com/OWNER/REPO/blob/main/ also gets the
+#               lines as "#L13-L29", which GitHub highlights.
 set -euo pipefail
 
 die() { echo "build.sh: error: $*" >&2; exit 1; }
@@ -34,7 +54,8 @@ PANDOC=${PANDOC:-pandoc}
 
 command -v "$PANDOC" >/dev/null 2>&1 ||
   die "pandoc not found (looked for '$PANDOC'); install it, e.g. 'apt-get install pandoc'"
-for f in template.html style.css include.lua check_regions.sh; do
+for f in template.html prevnext.html style.css include.lua check_listings.lua \
+         check_regions.sh; do
   [[ -f $DOCS_DIR/$f ]] || die "missing $DOCS_DIR/$f"
 done
 [[ -d $ROOT ]] || die "DOCS_ROOT '$ROOT' is not a directory"
@@ -133,9 +154,9 @@ write_meta() {
     case $page in
       index) echo "site-page: index"; echo "site-home: true"
              echo "pagetitle: 'Home'" ;;
-      book)  echo "site-page: book"; echo "site-book: true"; echo "toc-open: true"
+      book)  echo "site-page: book"; echo "site-book: true"
              echo "pagetitle: 'All chapters'" ;;
-      *)     echo "site-page: ch$page"
+      *)     echo "site-page: ch$page"; echo "site-chapter: true"
              echo "pagetitle: $(yq "Ch $page: $(plain "${CH_TITLE[$page]}")")" ;;
     esac
     echo "site-chapters:"
@@ -234,6 +255,15 @@ if compgen -G 'build/figures-data/*.cmd' >/dev/null; then
              sed -E 's/^Data: `//; s/`$//; s/ +/ /g')
   done
 fi
+
+# Every code caption must name the lines it shows (see the top of
+# docs/check_listings.lua); this reads the pages back, so it checks what
+# a reader sees, not what include.lua meant to write.
+for page in "$OUT"/*.html; do
+  "$PANDOC" --quiet -f html -t native -o /dev/null \
+      --lua-filter "$DOCS_DIR/check_listings.lua" "$page" ||
+    die "$page: code captions that do not match their files (above)"
+done
 
 # Every image a page shows must be in the site (include.lua already
 # refuses a missing figure; this also catches one removed meanwhile).

@@ -18,8 +18,10 @@ It does two jobs:
    The path is relative to the repository root (build.sh runs pandoc
    from there).  Without region=... the whole file is included.
    Marker lines of any region are never shown, so regions may be nested
-   or may overlap.  The included lines are dedented, and a small label
-   naming the source file (and region) is put above the block.
+   or may overlap.  The included lines are dedented, and a caption
+   above the block names the source file, the range of lines shown
+   ("chapters/ch1_data/vocab.c, lines 40–72", a link to the file) and
+   the region.
 
    Anything odd -- missing file, unknown region, a region opened twice
    or never closed -- stops the build with a message, so the book can
@@ -135,7 +137,8 @@ local function dedent(lines)
 end
 
 -- Return the text to show for file `path`, region `region` (nil means
--- the whole file).
+-- the whole file), and the numbers of the first and last lines shown
+-- (1-based, as an editor counts them) for the caption.
 local function extract(path, region)
   local lines = read_lines(path)
   local regions = scan_regions(path, lines)
@@ -152,21 +155,43 @@ local function extract(path, region)
     first, last = r.first + 1, r.last - 1
   end
 
-  local kept = {}
+  -- kept[k] is a shown line, at[k] its line number in the file.
+  local kept, at = {}, {}
   for i = first, last do
     if not parse_marker(lines[i]) then  -- drop markers of other regions
       kept[#kept + 1] = lines[i]
+      at[#at + 1] = i
     end
   end
 
-  -- Drop blank lines at the very start and end of the snippet.
-  while #kept > 0 and not kept[1]:match("%S") do table.remove(kept, 1) end
-  while #kept > 0 and not kept[#kept]:match("%S") do table.remove(kept) end
+  -- Drop blank lines at the very start and end of the snippet (so the
+  -- caption's range starts and ends on a line the reader sees).
+  while #kept > 0 and not kept[1]:match("%S") do
+    table.remove(kept, 1)
+    table.remove(at, 1)
+  end
+  while #kept > 0 and not kept[#kept]:match("%S") do
+    table.remove(kept)
+    table.remove(at)
+  end
+  if #kept == 0 then
+    fail(path .. ": " .. (region and ("region '" .. region .. "'")
+                          or "the file") .. " has no lines to show")
+  end
 
-  return table.concat(dedent(kept), "\n")
+  return table.concat(dedent(kept), "\n"), at[1], at[#at]
 end
 
--- Replace an include code block by the included code plus a label.
+-- Where a caption's link points: the source file's path is appended to
+-- this.  The default, ../../, is the repository seen from docs/site/, so
+-- the links open the files of the checkout the site was built from.
+-- build.sh passes DOCS_SRC_BASE (e.g. a GitHub ".../blob/main/" URL;
+-- then "#L40-L72" is added, which GitHub shows as the lines).
+local SRC_BASE = os.getenv("DOCS_SRC_BASE") or ""
+if SRC_BASE == "" then SRC_BASE = "../../" end
+if not SRC_BASE:match("/$") then SRC_BASE = SRC_BASE .. "/" end
+
+-- Replace an include code block by the included code plus a caption.
 function CodeBlock(block)
   local path = block.attributes["include"]
   if not path then return nil end  -- an ordinary code block: leave it
@@ -178,14 +203,28 @@ function CodeBlock(block)
          " must be empty (its body would be thrown away)")
   end
 
-  block.text = extract(path, region)
+  local text, lo, hi = extract(path, region)
+  block.text = text
   -- The include/region attributes have done their job; classes such as
   -- .c stay, so the code is still highlighted as C.
   block.attributes["include"] = nil
   block.attributes["region"] = nil
 
-  -- The label: <div class="srcref"><code>path</code> <span>region</span></div>
-  local label = { pandoc.Code(path) }
+  -- The caption, above the code:
+  --   <div class="srcref"><a href="SRC_BASE/path"><code>path</code>,
+  --   lines 40–72</a> <span class="region">name</span></div>
+  -- docs/check_listings.lua reads it back from the finished page and
+  -- checks that those lines of the file are the code shown.
+  local range = lo == hi and ("line " .. lo)
+                          or ("lines " .. lo .. "\u{2013}" .. hi)
+  local href = SRC_BASE .. path
+  if SRC_BASE:match("^https?://") then
+    href = href .. "#L" .. lo .. (lo == hi and "" or ("-L" .. hi))
+  end
+  local label = {
+    pandoc.Link({ pandoc.Code(path), pandoc.Str(","), pandoc.Space(),
+                  pandoc.Str(range) }, href),
+  }
   if region then
     label[#label + 1] = pandoc.Space()
     label[#label + 1] = pandoc.Span({ pandoc.Str(region) },
@@ -250,6 +289,17 @@ function Image(img)
   end
   img.src = t
   return img
+end
+
+-- Inline math does not wrap: a long formula in a sentence would make
+-- the whole page wider than a phone's screen.  Wrap those in
+-- <span class="math-wide">, which style.css lets scroll sideways on a
+-- narrow screen.  The length of the TeX is a rough measure of the
+-- width; 50 characters come to about a phone's width of symbols.
+function Math(m)
+  if m.mathtype == "InlineMath" and #m.text >= 50 then
+    return pandoc.Span({ m }, pandoc.Attr("", { "math-wide" }))
+  end
 end
 
 -- Book page only (a no-op on single pages, where pandoc already makes
