@@ -467,6 +467,13 @@ bench:
 bench-gpu: ch8
 	python3 tests/bench/cuda/bench_gpu.py $(BENCH)
 .PHONY: bench-gpu
+# ./ch6 on 2 MPI ranks against 1 process of 2 threads, and PyTorch's DDP
+# the same two ways, on one machine; then what the all-reduce would cost
+# across machines (tests/bench/bench_mpi.py, about 3 minutes; BENCH=
+# "--quick" for a smoke test). PyTorch is optional (its rows are left out).
+bench-mpi: data/tinyshakespeare.txt $(OBJ)/ch6 $(OBJ)/ch6-mpi
+	python3 tests/bench/bench_mpi.py --bin $(OBJ) $(BENCH)
+.PHONY: bench-mpi
 # ./ch7 --task translate against PyTorch (tests/bench/bench_mt.py): training
 # tokens/s for 60 steps, then decoding the test set greedy and with beam
 # search (BENCH="--checkpoint FILE" decodes a trained model instead; BENCH=
@@ -562,17 +569,21 @@ help:
 	@echo "  make gradescope     Gradescope's autograder: build/gradescope/autograder.zip"
 	@echo "  make grade-all DIR=FOLDER  grade each student's folder in FOLDER:"
 	@echo "                      build/grade-all/summary.csv and <student>/results.json"
+	@echo "  make check MPI=1    also ./ch6 on 2 MPI ranks against 1 process"
+	@echo "                      (make check-mpi: only that)"
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
-	@echo "  make faults         kill -9, a full disk and Ctrl-C against training runs, in full"
+	@echo "  make faults         kill -9, a full disk and Ctrl-C against training runs"
 	@echo "  make fuzz           every parser's libFuzzer harness, FUZZ_SECONDS each (30;"
 	@echo "                      clang; FUZZ_JOBS at once); make fuzz-one TARGET=json: one"
-	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick: short)"
+	@echo "  make bench          ./ch6 against PyTorch on this machine (BENCH=--quick)"
+	@echo "  make bench-mpi      ./ch6 on 2 MPI ranks against 2 threads, and PyTorch's DDP"
 	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
-	@echo "  make bench-mt       ./ch7 translation against PyTorch: training and decoding speed"
+	@echo "  make bench-mt       ./ch7 translation against PyTorch: training, decoding"
 	@echo "  make bench-kernels  chapter 8's kernels, version by version, over block sizes"
-	@echo "                      (tests/bench/cuda/*.cu; needs nvcc and a GPU; BENCH=\"--repeats N\")"
+	@echo "                      (tests/bench/cuda/*.cu; needs nvcc and a GPU;"
+	@echo "                      BENCH=\"--repeats N\")"
 	@echo "  make docs           render the book to docs/site/ (pandoc), with its figures"
 	@echo "  make figures        only the figures: the programs' data (build/figures-data/)"
 	@echo "                      drawn by gnuplot into docs/site/figures/*.svg"
@@ -581,9 +592,12 @@ help:
 	@echo "  make deps           install every Debian package the project uses"
 	@echo "  make clean          remove build/, docs/site/ and the programs"
 	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"
-	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2  CFLAGS=..."
+	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2"
+	@echo "       CFLAGS=..."
+	@echo "       MPI=1 (./ch6 built against Open MPI: mpirun -q -np N ./ch6)"
 	@echo "       CUDA_ARCH=\"80 90\" (./ch8's compute capabilities)"
-	@echo "       NO_AVX512=1 (build as for a CPU without AVX-512; run with OPENBLAS_CORETYPE=Haswell)"
+	@echo "       NO_AVX512=1 (build as for a CPU without AVX-512; run with"
+	@echo "       OPENBLAS_CORETYPE=Haswell)"
 	@echo "Missing Debian packages are installed with apt-get (sudo when not root)"
 	@echo "by the targets that need them, unless NO_INSTALL=1."
 
