@@ -8,7 +8,8 @@
 #   * a run saved by 2 ranks resumes in 1 process, and the other way, and
 #     goes on as the run that was never stopped;
 #   * an error on any rank (a bad flag, a missing file, a folder rank 0
-#     cannot write, an error on rank 1 alone) ends every rank with one
+#     cannot write, a disk that fills up under rank 0's save, an error on
+#     rank 1 alone) ends every rank with one
 #     error line and a non-zero status, never a hang; --help prints once;
 #   * Ctrl-C (mpirun passes it on as SIGTERM) saves and the run resumes;
 #   * the build without MPI refuses to run as several processes.
@@ -27,7 +28,13 @@ for p in ch5 ch6 ch6-mpi st_compare; do
 done
 command -v mpirun >/dev/null || { echo "mpi.sh: no mpirun" >&2; exit 2; }
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+DISK=$TMP/disk    # a small tmpfs that fills up (as root)
+mounted=0
+cleanup() {
+    [ "$mounted" = 1 ] && umount "$DISK"
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
 fails=0 checks=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 ok() { checks=$((checks + 1)); }
@@ -181,6 +188,25 @@ expect_error "resuming on ranks that do not divide the batch" 1 \
     3 "$BIN/ch6-mpi" --resume "$TMP/r12" --threads 1
 expect_error "the build without MPI under mpirun" 1 "built without MPI" \
     2 "$BIN/ch6" "${tiny[@]}"
+# a disk that fills up under rank 0's save, in the middle of the run
+mkdir -p "$DISK"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m tmpfs "$DISK" 2>/dev/null
+then
+    mounted=1
+    if mpi 2 "$BIN/ch6-mpi" "${tiny[@]}" --steps 3 --out "$DISK/run"; then
+        free=$(df --output=avail -B4096 "$DISK" | tail -n 1)
+        dd if=/dev/zero of="$DISK/filler" bs=4k count=$((free - 1)) \
+            2>/dev/null
+        expect_error "a full disk during rank 0's save" 1 "No space left" \
+            2 "$BIN/ch6-mpi" --resume "$DISK/run" --steps 6 --save-every 1 \
+            --threads 1 --quiet --sample-chars 0
+        rm -f "$DISK/filler"
+    else
+        fail "the run before the disk fills: $(tail -n 2 "$TMP/err")"
+    fi
+else
+    echo "  (cannot mount a small tmpfs here: no full-disk case)"
+fi
 if mpi 2 "$BIN/ch6-mpi" --help && [ "$(grep -c '^usage:' "$TMP/out")" = 1 ]
 then ok; else fail "--help on 2 ranks: not printed exactly once"; fi
 
