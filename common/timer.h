@@ -12,4 +12,12 @@ double time_now(void);
 double time_best_ms(void (*work)(void *), void *arg, int min_reps,
                     int max_reps, double min_seconds);
 
+// The median wall time in ms of reps runs of work(arg), after one untimed
+// run that warms the caches and faults in the pages. The book's timing
+// figures use it: the median of a few runs is what a typical run takes,
+// and one run slowed by another process moves it little. reps is 1 to
+// TIME_MEDIAN_MAX_REPS; an even count gives the mean of the middle two.
+#define TIME_MEDIAN_MAX_REPS 31
+double time_median_ms(void (*work)(void *), void *arg, int reps);
+
 #endif
