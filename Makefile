@@ -505,8 +505,8 @@ fig_run = $(call say,FIGURE DATA $(1))echo '$(1)' > $(FIGDATA)/$(2).cmd && \
 figures: ch1 ch2 ch3 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 	@rm -rf $(FIGDATA) docs/site/figures && mkdir -p $(FIGDATA)/ch6 docs/site/figures
 	$(call fig_run,./ch1 --plot-data $(FIGDATA)/ch1,ch1)
-	$(call fig_run,./ch2 --T 18 --max-T 64 --plot-data $(FIGDATA)/ch2,ch2)
-	$(call fig_run,./ch3 --max-T 64 --plot-data $(FIGDATA)/ch3,ch3)
+	$(call fig_run,./ch2 --T 18 --max-T 512 --plot-data $(FIGDATA)/ch2,ch2)
+	$(call fig_run,./ch3 --max-T 512 --plot-data $(FIGDATA)/ch3,ch3)
 	$(call fig_run,./ch5 --block 64 --embd 64 --tokens 0 --plot-data $(FIGDATA)/ch5,ch5)
 	$(call fig_run,./ch6 --layers 2 --heads 2 --embd 48 --block 64 --batch 16 --steps 400 --warmup 40 --eval-every 20 --eval-iters 8 --threads 1 --sample-chars 0 --quiet --log $(FIGDATA)/ch6/log.csv,ch6)
 	$(call fig_run,./ch7 --threads 1 --quiet --plot-data $(FIGDATA)/ch7,ch7)
