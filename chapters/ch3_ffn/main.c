@@ -408,9 +408,9 @@ static void show_timing(int max_T, uint64_t seed) {
 }
 
 // Attention and the FFN, forward and backward as in show_timing, at 16
-// evenly spaced T up to max_T, the median of 5 runs each (common/timer.h),
-// with the FLOP ratio 4C / (2C + T), for the book's figure: timings
-// measured on the machine that runs it, not the same twice.
+// evenly spaced T up to max_T, the median CPU time of 5 runs each
+// (common/timer.h), with the FLOP ratio 4C / (2C + T), for the book's
+// figure: timings measured on the machine that runs it, not the same twice.
 static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
     enum { B = 4, C = 128, NH = 4, F = 4 * C, POINTS = 16, REPS = 5 };
     ThreadCounts prev = threads_set(1);      // as show_timing

@@ -1,7 +1,7 @@
 # ch3_timing.gp - attention's and the FFN's time (forward and backward, one
 # thread) against T, and their ratio against the FLOP count's prediction:
 # build/figures-data/ch3/timing.csv (T,attention_ms,ffn_ms,flops_ratio,
-# the median of 5 runs each). Timings, so never the same twice.
+# the median CPU time of 5 runs each). Timings, so never the same twice.
 load 'docs/figures/common.gp'
 eval svg(900, 420)
 set output out.'/ch3_timing.svg'
@@ -11,7 +11,7 @@ set grid
 set xrange [0:STATS_max]
 set xlabel "T (tokens per sequence)"
 set multiplot layout 1,2
-set title "forward + backward, ms (median of 5 runs)"
+set title "forward + backward, ms of CPU time (median of 5 runs)"
 set key top left
 set yrange [0:*]
 plot f skip 1 using 1:2 with linespoints lw 2 pt 7 ps 0.6 \

@@ -399,6 +399,31 @@ if [ "$(head -n 1 "$TMP/p3/timing.csv")" != \
         END { if (n != 16) exit 1 }' "$TMP/p3/timing.csv"; then
     fail "ch3 --plot-data: timing.csv"; cat "$TMP/p3/timing.csv" >&2
 fi
+# depth.csv: the deepest stack, block by block, each init and each norm,
+# once even when its depth is given twice; its first and last blocks must
+# be the table's columns (the input's gradient is block 1's input_grad)
+plot_bad ch4 --depths 2 --channels 8 --heads 2 --plot-data "$TMP/short.txt"
+expect 0 "plot data   $TMP/p4/depth.csv" ch4 --depths 3,2,3 --channels 8 \
+    --heads 2 --plot-data "$TMP/p4"
+if [ "$(head -n 1 "$TMP/p4/depth.csv")" != \
+     "init,norm,block,param_grad,input_grad" ] \
+   || ! awk -F, 'NR > 1 { n++; k = n - 1
+          if ($1 != (k < 6 ? "gpt2" : "2017") || NF != 5) exit 1
+          if ($2 != (k % 6 < 3 ? "pre" : "post") || $3 != k % 3 + 1) exit 1
+          for (i = 4; i <= 5; i++)
+              if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]$/) exit 1 }
+        END { if (n != 12) exit 1 }' "$TMP/p4/depth.csv"; then
+    fail "ch4 --plot-data: depth.csv"; cat "$TMP/p4/depth.csv" >&2
+fi
+for init in gpt2 2017; do
+    line=$(awk -F, -v init=$init '$1 == init {
+            k = ($2 == "post"); v[$3, k] = $4; if ($3 == 1) dx[k] = $5 }
+        END { printf "%5d %7.3f %7.3f  %7.3f %7.3f  %7.3f %7.3f", 3,
+              dx[0], dx[1], v[1, 0], v[1, 1], v[3, 0], v[3, 1] }' \
+        "$TMP/p4/depth.csv")
+    grep -qF -- "$line" "$TMP/out" \
+        || fail "ch4 --plot-data: depth.csv's $init rows are not the table's"
+done
 plot_bad ch5 --tokens 0 --plot-data "$TMP/short.txt"
 expect 0 "plot data   $TMP/p5/positional.csv" ch5 --block 4 --embd 6 \
     --heads 2 --tokens 0 --plot-data "$TMP/p5"
