@@ -531,7 +531,8 @@ $(OBJ)/bpe_ids: tests/bench/bpe_ids.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
 # build/figures-data/chN/ (--plot-data DIR; ./ch6 its --log CSV), and the
 # gnuplot scripts docs/figures/chN_*.gp draw them as
 # docs/site/figures/chN_*.svg. The settings are short and fixed, on one
-# thread, so two builds give the same files. Each figure's caption in its
+# thread, so two builds give the same files (but for the timings that ch2
+# and ch3 measure, which differ run to run). Each figure's caption in its
 # chapter quotes the command below that made its data: change both.
 FIGDATA := $(BUILD)/figures-data
 FIGENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
@@ -539,11 +540,12 @@ FIGENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # the captions quote it exactly)
 fig_run = $(call say,FIGURE DATA $(1))echo '$(1)' > $(FIGDATA)/$(2).cmd && \
     $(FIGENV) $(1) > $(FIGDATA)/$(2).out
-figures: ch1 ch2 ch3 ch5 ch6 ch7 | $(OBJ)/.deps-docs
+figures: ch1 ch2 ch3 ch4 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 	@rm -rf $(FIGDATA) docs/site/figures && mkdir -p $(FIGDATA)/ch6 docs/site/figures
 	$(call fig_run,./ch1 --plot-data $(FIGDATA)/ch1,ch1)
-	$(call fig_run,./ch2 --T 18 --max-T 64 --plot-data $(FIGDATA)/ch2,ch2)
-	$(call fig_run,./ch3 --max-T 64 --plot-data $(FIGDATA)/ch3,ch3)
+	$(call fig_run,./ch2 --T 18 --max-T 512 --plot-data $(FIGDATA)/ch2,ch2)
+	$(call fig_run,./ch3 --max-T 512 --plot-data $(FIGDATA)/ch3,ch3)
+	$(call fig_run,./ch4 --plot-data $(FIGDATA)/ch4,ch4)
 	$(call fig_run,./ch5 --block 64 --embd 64 --tokens 0 --plot-data $(FIGDATA)/ch5,ch5)
 	$(call fig_run,./ch6 --layers 2 --heads 2 --embd 48 --block 64 --batch 16 --steps 400 --warmup 40 --eval-every 20 --eval-iters 8 --threads 1 --sample-chars 0 --quiet --log $(FIGDATA)/ch6/log.csv,ch6)
 	$(call fig_run,./ch7 --threads 1 --quiet --plot-data $(FIGDATA)/ch7,ch7)

@@ -12,4 +12,18 @@ double time_now(void);
 double time_best_ms(void (*work)(void *), void *arg, int min_reps,
                     int max_reps, double min_seconds);
 
+// The median time in ms of reps runs of work(arg), after one untimed run
+// that warms the caches and faults in the pages. The book's timing figures
+// use it: the median of a few runs is what a typical run takes, and one
+// slow run moves it little. It counts the CPU time of the calling thread,
+// not wall time, so it is for work on one thread (threads_set(1)): on a
+// machine shared with other jobs, the time they take from us is then not
+// counted as ours. reps is 1 to TIME_MEDIAN_MAX_REPS; an even count gives
+// the mean of the middle two.
+#define TIME_MEDIAN_MAX_REPS 31
+double time_median_ms(void (*work)(void *), void *arg, int reps);
+
+// The CPU time in seconds that the calling thread has used so far.
+double time_thread_cpu(void);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check_util.h"
 #include "error.h"
@@ -12,6 +13,7 @@
 #include "mem.h"
 #include "progress.h"
 #include "rng.h"
+#include "timer.h"
 #include "utf8.h"
 
 // ---- rng ---------------------------------------------------------------------
@@ -387,6 +389,52 @@ START_TEST(error_set_formats) {
 }
 END_TEST
 
+// ---- timer -------------------------------------------------------------------
+
+// A work function that keeps its thread busy for the next of a script of
+// CPU times (ms): time_median_ms counts CPU time, which a sleep would not
+// use.
+typedef struct {
+    const int *ms;
+    int calls;
+} Spinner;
+
+static void spin_next(void *arg) {
+    Spinner *s = arg;
+    double end = time_thread_cpu() + 1e-3 * s->ms[s->calls++];
+    while (time_thread_cpu() < end) {}
+}
+
+START_TEST(time_median_skips_warmup_and_takes_middle) {
+    // a slow first run (the warm-up), then 1 2 3 60 60: the median is 3
+    // ms; the mean (25) or the best (1) would be outside [3, 20)
+    const int odd[] = {60, 1, 2, 3, 60, 60};
+    Spinner s = {odd, 0};
+    double ms = time_median_ms(spin_next, &s, 5);
+    ck_assert_int_eq(s.calls, 6);
+    ck_assert_msg(ms >= 3 && ms < 20, "median %.3f ms, expected 3", ms);
+    // an even count: the mean of the middle two, (10 + 30) / 2 = 20
+    const int even[] = {60, 1, 10, 30, 60};
+    s = (Spinner){even, 0};
+    ms = time_median_ms(spin_next, &s, 4);
+    ck_assert_int_eq(s.calls, 5);
+    ck_assert_msg(ms >= 20 && ms < 30, "median %.3f ms, expected 20", ms);
+}
+END_TEST
+
+static void sleep_30ms(void *arg) {
+    (void)arg;
+    struct timespec ts = {0, 30000000L};
+    while (nanosleep(&ts, &ts) != 0) {}
+}
+
+START_TEST(time_median_counts_cpu_not_wall_time) {
+    // 30 ms asleep use almost no CPU time: another job's time is not ours
+    double ms = time_median_ms(sleep_30ms, NULL, 3);
+    ck_assert_msg(ms >= 0 && ms < 5, "median %.3f ms of sleeping", ms);
+}
+END_TEST
+
 Suite *common_suite(void) {
     Suite *s = suite_create("common");
     TCase *tc = tcase_new("rng", "common");
@@ -422,6 +470,10 @@ Suite *common_suite(void) {
     tcase_add_test(tc, format_duration_units);
     tcase_add_test(tc, progress_plain_lines);
     tcase_add_test(tc, error_set_formats);
+    suite_add_tcase(s, tc);
+    tc = tcase_new("timer", "common");
+    tcase_add_test(tc, time_median_skips_warmup_and_takes_middle);
+    tcase_add_test(tc, time_median_counts_cpu_not_wall_time);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,8 @@
 //
 //   ./ch2                        the defaults, about a second
 //   ./ch2 --T 6 --heads 2 --pad 2 --seed 7
-//   ./ch2 --plot-data DIR        also the example's weights, as CSV
+//   ./ch2 --plot-data DIR        also the example's weights, the saturation
+//                                and the timings, as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -93,7 +94,7 @@ static void print_label(uint32_t cp, int width) {
 // The example's weights of head 0 for the book's figures, causal (as
 // printed) and unmasked: the same layer run again without the causal
 // mask. One row per (query, key) pair, with their characters.
-static void write_plot_data(Layer *l, const uint32_t *text, const int *mask,
+static void write_attention_csv(Layer *l, const uint32_t *text, const int *mask,
                             const char *dir) {
     int T = l->T;
     float *causal = alloc_floats((size_t)T * T);
@@ -160,7 +161,7 @@ static void show_example(const uint32_t *text, int T, int C, int NH,
     }
     printf("            each row sums to 1 (largest error %.1e), or is all "
            "0 when no key is visible\n", worst);
-    if (*plot_dir) write_plot_data(&l, text, pad ? mask : NULL, plot_dir);
+    if (*plot_dir) write_attention_csv(&l, text, pad ? mask : NULL, plot_dir);
     free(mask);
     layer_free(&l);
 }
@@ -185,44 +186,75 @@ static void row_stats(const float *p, int rows, int n, double stats[3]) {
     }
 }
 
+// The softmax of q.k over KEYS random keys for SAT_ROWS random queries,
+// q and k ~ N(0, 1) with d_k components, scores scaled by 1/sqrt(d_k) or
+// not: stats = the scores' standard deviation, then the means over rows
+// of the largest weight, the entropy and 1 - sum p^2. The generator is
+// seeded from seed and d_k alone, so both scalings see the same q and k.
+enum { KEYS = 128, ROWS = 64, ROUNDS = 16, SAT_ROWS = ROWS * ROUNDS };
+
+static void saturation_stats(int dk, bool scaled, uint64_t seed,
+                             double stats[4]) {
+    Rng rng;
+    rng_seed(&rng, seed + (uint64_t)dk);
+    float *q = alloc_floats((size_t)ROWS * dk);
+    float *k = alloc_floats((size_t)KEYS * dk);
+    float *p = alloc_floats((size_t)ROWS * KEYS);
+    float alpha = scaled ? 1.0f / sqrtf((float)dk) : 1.0f;
+    double rs[3] = {0, 0, 0}, var = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        rng_normal_fill(&rng, q, (size_t)ROWS * dk, 0.0f, 1.0f);
+        rng_normal_fill(&rng, k, (size_t)KEYS * dk, 0.0f, 1.0f);
+        gemm(false, true, ROWS, KEYS, dk, alpha, q, dk, k, dk, 0.0f, p,
+             KEYS);                                      // the scores
+        for (int j = 0; j < ROWS * KEYS; j++) var += (double)p[j] * p[j];
+        softmax_forward(p, p, ROWS, KEYS);
+        row_stats(p, ROWS, KEYS, rs);
+    }
+    stats[0] = sqrt(var / ((double)SAT_ROWS * KEYS));
+    for (int i = 0; i < 3; i++) stats[1 + i] = rs[i] / SAT_ROWS;
+    free(q);
+    free(k);
+    free(p);
+}
+
 static void show_saturation(uint64_t seed) {
-    enum { KEYS = 128, ROWS = 64, ROUNDS = 16 };  // 1024 rows in all
     printf("saturation  softmax of q.k over %d keys, q and k random with "
            "unit variance,\n            mean of %d rows (uniform weights: "
            "max %.4f, entropy %.2f, 1 - sum p^2 %.3f)\n", KEYS,
-           ROWS * ROUNDS, 1.0 / KEYS, log(KEYS), 1 - 1.0 / KEYS);
+           SAT_ROWS, 1.0 / KEYS, log(KEYS), 1 - 1.0 / KEYS);
     printf("            %5s  %-12s %9s %11s %9s %12s\n", "d_k", "scale",
            "score std", "max weight", "entropy", "1 - sum p^2");
     const int dks[2] = {32, 128};
     for (int i = 0; i < 4; i++) {
         int dk = dks[i / 2];
         bool scaled = i % 2 == 0;
-        Rng rng;
-        rng_seed(&rng, seed + (uint64_t)dk);
-        float *q = alloc_floats((size_t)ROWS * dk);
-        float *k = alloc_floats((size_t)KEYS * dk);
-        float *p = alloc_floats((size_t)ROWS * KEYS);
-        float alpha = scaled ? 1.0f / sqrtf((float)dk) : 1.0f;
-        double stats[3] = {0, 0, 0}, var = 0;
-        for (int round = 0; round < ROUNDS; round++) {
-            rng_normal_fill(&rng, q, (size_t)ROWS * dk, 0.0f, 1.0f);
-            rng_normal_fill(&rng, k, (size_t)KEYS * dk, 0.0f, 1.0f);
-            gemm(false, true, ROWS, KEYS, dk, alpha, q, dk, k, dk, 0.0f, p,
-                 KEYS);                                  // the scores
-            for (int j = 0; j < ROWS * KEYS; j++) var += (double)p[j] * p[j];
-            softmax_forward(p, p, ROWS, KEYS);
-            row_stats(p, ROWS, KEYS, stats);
-        }
+        double st[4];
+        saturation_stats(dk, scaled, seed, st);
         char label[32];
         snprintf(label, sizeof label, scaled ? "1/sqrt(%d)" : "none", dk);
-        double rows = ROWS * ROUNDS;
         printf("            %5d  %-12s %9.2f %11.4f %9.2f %12.3f\n", dk,
-               label, sqrt(var / (rows * KEYS)), stats[0] / rows,
-               stats[1] / rows, stats[2] / rows);
-        free(q);
-        free(k);
-        free(p);
+               label, st[0], st[1], st[2], st[3]);
     }
+}
+
+// The same statistics for d_k = 1, 2, 4, ..., 512, scaled and not, for
+// the book's figure: one row per (d_k, scaling).
+static void write_saturation_csv(uint64_t seed, const char *dir) {
+    Error err;
+    FILE *f = plot_csv_open(dir, "saturation.csv", "d_k,scaled,score_std,"
+                            "max_weight,entropy,one_minus_sum_p2", &err);
+    if (!f) die("%s", err.msg);
+    for (int dk = 1; dk <= 512; dk *= 2)
+        for (int scaled = 1; scaled >= 0; scaled--) {
+            double st[4];
+            saturation_stats(dk, scaled, seed, st);
+            fprintf(f, "%d,%d,%.6f,%.6f,%.6f,%.6f\n", dk, scaled, st[0],
+                    st[1], st[2], st[3]);
+        }
+    if (plot_csv_close(f, dir, "saturation.csv", &err) != 0)
+        die("%s", err.msg);
+    printf("plot data   %s/saturation.csv\n", dir);
 }
 
 // --- 3. the backward pass against finite differences -------------------------
@@ -329,6 +361,31 @@ static void show_timing(int max_T, uint64_t seed) {
     threads_restore(prev);
 }
 
+// The layer and its core at 16 evenly spaced T up to max_T, the median
+// CPU time of 5 runs each (common/timer.h), for the book's figure:
+// timings measured on the machine that runs it, not the same twice.
+static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
+    enum { B = 4, C = 128, NH = 4, POINTS = 16, REPS = 5 };
+    ThreadCounts prev = threads_set(1);      // as show_timing
+    Error err;
+    FILE *f = plot_csv_open(dir, "timing.csv", "T,layer_ms,core_ms", &err);
+    if (!f) die("%s", err.msg);
+    for (int i = 1; i <= POINTS; i++) {
+        int T = (int)((long)i * max_T / POINTS);
+        Rng rng;
+        rng_seed(&rng, seed);
+        Layer l;
+        layer_init(&l, B, T, C, NH, false, &rng);
+        double layer_ms = time_median_ms(run_layer, &l, REPS);
+        double core_ms = time_median_ms(run_core, &l, REPS);
+        fprintf(f, "%d,%.4f,%.4f\n", T, layer_ms, core_ms);
+        layer_free(&l);
+    }
+    if (plot_csv_close(f, dir, "timing.csv", &err) != 0) die("%s", err.msg);
+    threads_restore(prev);
+    printf("plot data   %s/timing.csv\n", dir);
+}
+
 // The characters of text, decoded; -1 with a message on bad UTF-8.
 static long decode_text(const char *text, uint32_t **cps, Error *err) {
     size_t bytes = strlen(text);
@@ -365,7 +422,8 @@ int main(int argc, char **argv) {
          "...)"},
         {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
         {"plot-data", FLAG_STRING, &plot_dir, "also write the example's "
-         "weights of head 0, causal and unmasked, as a CSV file into this "
+         "weights of head 0 (causal and unmasked), the saturation against "
+         "d_k and the forward pass's time against T as CSV files into this "
          "folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
@@ -396,8 +454,10 @@ int main(int argc, char **argv) {
     printf("== Chapter 2: attention ==\n");
     show_example(cps, T, C, NH, pad, seed, plot_dir);
     show_saturation(seed);
+    if (*plot_dir) write_saturation_csv(seed, plot_dir);
     show_gradcheck(seed);
     show_timing(max_T, seed);
+    if (*plot_dir) write_timing_csv(max_T, seed, plot_dir);
     printf("time        %.2f s (%s GEMM)\n", time_now() - t0,
            gemm_backend());
     free(cps);

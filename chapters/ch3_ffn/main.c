@@ -4,7 +4,8 @@
 //
 //   ./ch3                        the defaults, a second or two
 //   ./ch3 --channels 16 --ff 40 --gelu tanh --dropout 0.2
-//   ./ch3 --plot-data DIR        also the activations on [-4, 4], as CSV
+//   ./ch3 --plot-data DIR        also the activations on [-4, 4] and the
+//                                timings, as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -215,7 +216,7 @@ static void show_activations(void) {
 
 // The three activations and their derivatives on [-4, 4] in steps of
 // 0.02, for the book's figure (eval_activations).
-static void write_plot_data(const char *dir) {
+static void write_activations_csv(const char *dir) {
     enum { N = 401 };
     float x[N], ys[3][N], ds[3][N];
     float *y[3] = {ys[0], ys[1], ys[2]}, *d[3] = {ds[0], ds[1], ds[2]};
@@ -406,6 +407,34 @@ static void show_timing(int max_T, uint64_t seed) {
     threads_restore(prev);
 }
 
+// Attention and the FFN, forward and backward as in show_timing, at 16
+// evenly spaced T up to max_T, the median CPU time of 5 runs each
+// (common/timer.h), with the FLOP ratio 4C / (2C + T), for the book's
+// figure: timings measured on the machine that runs it, not the same twice.
+static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
+    enum { B = 4, C = 128, NH = 4, F = 4 * C, POINTS = 16, REPS = 5 };
+    ThreadCounts prev = threads_set(1);      // as show_timing
+    Error err;
+    FILE *f = plot_csv_open(dir, "timing.csv", "T,attention_ms,ffn_ms,"
+                            "flops_ratio", &err);
+    if (!f) die("%s", err.msg);
+    for (int i = 1; i <= POINTS; i++) {
+        int T = (int)((long)i * max_T / POINTS);
+        Rng rng;
+        rng_seed(&rng, seed);
+        Bench b;
+        bench_init(&b, B, T, C, NH, F, &rng);
+        double att = time_median_ms(run_attention, &b, REPS);
+        double ffn = time_median_ms(run_ffn, &b, REPS);
+        fprintf(f, "%d,%.4f,%.4f,%.6f\n", T, att, ffn,
+                4.0 * C / (2.0 * C + T));
+        bench_free(&b);
+    }
+    if (plot_csv_close(f, dir, "timing.csv", &err) != 0) die("%s", err.msg);
+    threads_restore(prev);
+    printf("plot data   %s/timing.csv\n", dir);
+}
+
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);   // for an error before flags_parse
     int T = 3, C = 8, F, max_T = 512;
@@ -433,7 +462,8 @@ int main(int argc, char **argv) {
          "...)"},
         {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
         {"plot-data", FLAG_STRING, &plot_dir, "also write ReLU, both GELUs "
-         "and their derivatives on [-4, 4] as a CSV file into this folder"},
+         "and their derivatives on [-4, 4], and the times of the FFN and "
+         "attention against T, as CSV files into this folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 3: runs the feed-forward network on a small "
@@ -460,9 +490,10 @@ int main(int argc, char **argv) {
     show_example(T, C, F, act, p, seed);
     show_params();
     show_activations();
-    if (*plot_dir) write_plot_data(plot_dir);
+    if (*plot_dir) write_activations_csv(plot_dir);
     show_gradcheck(act, seed);
     show_timing(max_T, seed);
+    if (*plot_dir) write_timing_csv(max_T, seed, plot_dir);
     printf("time        %.2f s (%s GEMM)\n", time_now() - t0,
            gemm_backend());
     return 0;

@@ -5,6 +5,8 @@
 //
 //   ./ch4                        the defaults, a second or two
 //   ./ch4 --channels 128 --depths 2,12,48 --seed 7
+//   ./ch4 --plot-data DIR        also the deepest stack's gradients, block
+//                                by block, as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "gemm.h"
 #include "layernorm.h"
 #include "mem.h"
+#include "plotdata.h"
 #include "rng.h"
 #include "threads.h"
 #include "timer.h"
@@ -165,10 +168,19 @@ static void stack_free(Stack *s) {
     free(s->lnf), free(s->lnf_w), free(s->lnf_g);
 }
 
+static double norm2(const float *v, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += (double)v[i] * v[i];
+    return sqrt(s);
+}
+
 // Forward and backward of L = mean over tokens of sum(y * r), with y the
 // last block's output (Post-LN) or its final LayerNorm ln_f (Pre-LN, as
-// GPT-2 has). Leaves dL/dinp in s->d[result] and returns result.
-static int stack_grad(Stack *s, const float *x, const float *r) {
+// GPT-2 has). Leaves dL/dinp in s->d[result] and returns result. With
+// stream not NULL, stream[l] = |dL/d acts[l]|, the norm of the gradient
+// of block l's input (stream[0] that of x).
+static int stack_grad(Stack *s, const float *x, const float *r,
+                      double *stream) {
     int B = s->B, T = s->T, C = s->C, NH = s->NH, F = s->F, L = s->L;
     size_t btc = (size_t)B * T * C;
     Error err;
@@ -201,19 +213,27 @@ static int stack_grad(Stack *s, const float *x, const float *r) {
         (s->post ? block_postln_backward : block_backward)(
             dinp, &s->g[l], &s->scratch, s->d[cur], &s->cache[l],
             s->acts + l * btc, &s->w[l], B, T, C, NH, F);
+        if (stream) stream[l] = norm2(dinp, btc);
         cur = 1 - cur;
     }
     return cur;
 }
 
-static double norm2(const float *v, size_t n) {
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)v[i] * v[i];
-    return sqrt(s);
+// One row per block of the stack s for the book's figure: its
+// parameters' gradient norm and that of its input (stream, of stack_grad).
+static void write_depth_rows(FILE *f, const Stack *s, Init init,
+                             const double *stream) {
+    for (int l = 0; l < s->L; l++)
+        fprintf(f, "%s,%s,%d,%.6f,%.6f\n",
+                init == INIT_GPT2 ? "gpt2" : "2017",
+                s->post ? "post" : "pre", l + 1,
+                norm2(s->grads + l * s->per, s->per), stream[l]);
 }
 
+// The table of one initialisation; with plot not NULL, also the rows of
+// write_depth_rows for the first stack of plot_L blocks.
 static void show_depths(const int *depths, int n_depths, int C, int NH,
-                        Init init, uint64_t seed) {
+                        Init init, uint64_t seed, FILE *plot, int plot_L) {
     enum { B = 4, T = 16 };
     size_t btc = (size_t)B * T * C;
     Rng rng;
@@ -228,22 +248,26 @@ static void show_depths(const int *depths, int n_depths, int C, int NH,
            "block L|   block L:\n");
     printf("                L  Pre-LN Post-LN   Pre-LN Post-LN   Pre-LN "
            "Post-LN   Post/Pre\n");
+    double *stream = plot ? xcalloc(plot_L, sizeof *stream) : NULL;
     for (int k = 0; k < n_depths; k++) {
         double dx[2], first[2], last[2];
+        bool rows = plot && depths[k] == plot_L;
         for (int post = 0; post < 2; post++) {
             Stack s;
             stack_init(&s, depths[k], post, init, B, T, C, NH, seed + 2);
-            int res = stack_grad(&s, x, r);
+            int res = stack_grad(&s, x, r, rows ? stream : NULL);
             dx[post] = norm2(s.d[res], btc);
             first[post] = norm2(s.grads, s.per);
             last[post] = norm2(s.grads + (s.L - 1) * s.per, s.per);
+            if (rows) write_depth_rows(plot, &s, init, stream);
             stack_free(&s);
         }
+        if (rows) plot = NULL;       // a depth given twice: one set of rows
         printf("            %5d %7.3f %7.3f  %7.3f %7.3f  %7.3f %7.3f  %9.2f\n",
                depths[k], dx[0], dx[1], first[0], first[1], last[0],
                last[1], last[1] / last[0]);
     }
-    free(x), free(r);
+    free(x), free(r), free(stream);
 }
 
 // "2,6,12,24" -> {2, 6, 12, 24}; each in 1..256.
@@ -268,7 +292,7 @@ static int parse_depths(const char *text, int *out) {
 
 int main(int argc, char **argv) {
     int C = 64, NH = 4;
-    const char *depths_text = "2,6,12,24";
+    const char *depths_text = "2,6,12,24", *plot_dir = "";
     uint64_t seed = 1337;
     Flag flags[] = {
         {"channels", FLAG_INT, &C, "channels of the depth experiment (C)"},
@@ -276,6 +300,9 @@ int main(int argc, char **argv) {
         {"depths", FLAG_STRING, &depths_text, "stack depths to compare, "
          "comma-separated"},
         {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
+        {"plot-data", FLAG_STRING, &plot_dir, "also write the gradient norms "
+         "of each block of the deepest stack, and of its input, as a CSV "
+         "file into this folder"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 4: runs one Pre-LN Transformer block on a small "
@@ -299,6 +326,19 @@ int main(int argc, char **argv) {
         flags_fail("--depths '%s' at --channels %d is %ld layers of %d "
                    "channels, too long a run: keep layers x channels^2 "
                    "at most %ld", depths_text, C, layers, C, budget);
+    Error err;
+    // a folder that cannot take the CSV file fails before any work
+    if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
+        die("%s", err.msg);
+    int plot_L = 0;                          // the deepest stack
+    for (int k = 0; k < n_depths; k++)
+        if (depths[k] > plot_L) plot_L = depths[k];
+    FILE *plot = NULL;
+    if (*plot_dir) {
+        plot = plot_csv_open(plot_dir, "depth.csv", "init,norm,block,"
+                             "param_grad,input_grad", &err);
+        if (!plot) die("%s", err.msg);
+    }
 
     double t0 = time_now();
     ThreadCounts prev = threads_set(1);    // tiny matrices: one thread
@@ -308,9 +348,14 @@ int main(int argc, char **argv) {
            "NH=%d F=4C,\n            x ~ N(0,1), loss = mean over tokens of "
            "sum(y * r), r ~ N(0,1) fixed,\n            y = ln_f(stack(x)) "
            "for Pre-LN (as GPT-2), y = stack(x) for Post-LN\n", C, NH);
-    show_depths(depths, n_depths, C, NH, INIT_GPT2, seed);
-    show_depths(depths, n_depths, C, NH, INIT_FAN_IN, seed);
+    show_depths(depths, n_depths, C, NH, INIT_GPT2, seed, plot, plot_L);
+    show_depths(depths, n_depths, C, NH, INIT_FAN_IN, seed, plot, plot_L);
     threads_restore(prev);
+    if (plot) {
+        if (plot_csv_close(plot, plot_dir, "depth.csv", &err) != 0)
+            die("%s", err.msg);
+        printf("plot data   %s/depth.csv\n", plot_dir);
+    }
     printf("time        %.2f s (%s GEMM)\n", time_now() - t0,
            gemm_backend());
     return 0;

@@ -323,6 +323,54 @@ for k in 0 1; do
     sums_to_one "$TMP/p2/attention.csv" $k \
         || fail "ch2 --plot-data: rows that do not sum to 1 ($k from the end)"
 done
+# saturation.csv: a row per d_k = 1, 2, ..., 512, scaled then not. Known
+# without the program: q.k of N(0, 1) vectors has variance d_k, so the
+# scores' std is 1 scaled and sqrt(d_k) not (to 5%, over 131,072 scores);
+# at d_k = 1 the scale is 1 and both rows are the same; a row's largest
+# weight is in [1/128, 1] and its entropy in [0, ln 128]; unscaled rows are
+# more peaked from d_k = 4 on. The table's rows for 32 and 128 must be the
+# CSV's, rounded.
+grep -qxF "plot data   $TMP/p2/saturation.csv" "$TMP/out" \
+    || fail "ch2 --plot-data: no line for saturation.csv"
+if [ "$(head -n 1 "$TMP/p2/saturation.csv")" != \
+     "d_k,scaled,score_std,max_weight,entropy,one_minus_sum_p2" ] \
+   || ! awk -F, 'NR == 1 { next }
+        { n++; dk = 2 ^ int((n - 1) / 2); sc = n % 2
+          if ($1 != dk || $2 != sc || NF != 6) exit 1
+          for (i = 3; i <= 6; i++)
+              if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]$/) exit 1
+          want = sc ? 1 : sqrt(dk)
+          if ($3 < 0.95 * want || $3 > 1.05 * want) exit 1
+          if ($4 < 1 / 128 || $4 > 1 || $5 > log(128) || $6 > 1 - 1 / 128)
+              exit 1
+          if (!sc && dk == 1 && $3 $4 $5 $6 != s3 s4 s5 s6) exit 1
+          if (!sc && dk >= 4 && ($4 <= s4 || $5 >= s5)) exit 1
+          s3 = $3; s4 = $4; s5 = $5; s6 = $6 }
+        END { if (n != 20) exit 1 }' "$TMP/p2/saturation.csv"; then
+    fail "ch2 --plot-data: saturation.csv"; cat "$TMP/p2/saturation.csv" >&2
+fi
+for dk in 32 128; do
+    for sc in 1 0; do
+        row=$(awk -F, -v dk=$dk -v sc=$sc '$1 == dk && $2 == sc {
+            printf "%.2f %.4f %.2f %.3f", $3, $4, $5, $6 }' \
+            "$TMP/p2/saturation.csv")
+        grep -qE "^ +$dk +(1/sqrt\($dk\)|none) +${row// / +}\$" \
+            "$TMP/out" && [ -n "$row" ] \
+            || fail "ch2 --plot-data: saturation.csv's d_k=$dk scaled=$sc" \
+                    "is not the table's row"
+    done
+done
+# timing.csv: 16 evenly spaced T up to --max-T 64, a time in ms for each
+grep -qxF "plot data   $TMP/p2/timing.csv" "$TMP/out" \
+    || fail "ch2 --plot-data: no line for timing.csv"
+if [ "$(head -n 1 "$TMP/p2/timing.csv")" != "T,layer_ms,core_ms" ] \
+   || ! awk -F, 'NR > 1 { n++
+          if ($1 != 4 * n || NF != 3) exit 1
+          for (i = 2; i <= 3; i++)
+              if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9]$/ || $i <= 0) exit 1 }
+        END { if (n != 16) exit 1 }' "$TMP/p2/timing.csv"; then
+    fail "ch2 --plot-data: timing.csv"; cat "$TMP/p2/timing.csv" >&2
+fi
 plot_bad ch3 --max-T 64 --plot-data "$TMP/short.txt"
 expect 0 "plot data   $TMP/p3/activations.csv" ch3 --max-T 64 --plot-data \
     "$TMP/p3"
@@ -337,6 +385,45 @@ if [ "$(head -n 1 "$TMP/p3/activations.csv")" != \
         "4.00,4.000000,1.000000" ]; then
     fail "ch3 --plot-data: activations.csv"
 fi
+# timing.csv: 16 evenly spaced T up to --max-T 64, two times in ms, and
+# the FLOP ratio 4C / (2C + T) at C = 128
+grep -qxF "plot data   $TMP/p3/timing.csv" "$TMP/out" \
+    || fail "ch3 --plot-data: no line for timing.csv"
+if [ "$(head -n 1 "$TMP/p3/timing.csv")" != \
+     "T,attention_ms,ffn_ms,flops_ratio" ] \
+   || ! awk -F, 'NR > 1 { n++
+          if ($1 != 4 * n || NF != 4) exit 1
+          for (i = 2; i <= 3; i++)
+              if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9]$/ || $i <= 0) exit 1
+          if ($4 != sprintf("%.6f", 512 / (256 + $1))) exit 1 }
+        END { if (n != 16) exit 1 }' "$TMP/p3/timing.csv"; then
+    fail "ch3 --plot-data: timing.csv"; cat "$TMP/p3/timing.csv" >&2
+fi
+# depth.csv: the deepest stack, block by block, each init and each norm,
+# once even when its depth is given twice; its first and last blocks must
+# be the table's columns (the input's gradient is block 1's input_grad)
+plot_bad ch4 --depths 2 --channels 8 --heads 2 --plot-data "$TMP/short.txt"
+expect 0 "plot data   $TMP/p4/depth.csv" ch4 --depths 3,2,3 --channels 8 \
+    --heads 2 --plot-data "$TMP/p4"
+if [ "$(head -n 1 "$TMP/p4/depth.csv")" != \
+     "init,norm,block,param_grad,input_grad" ] \
+   || ! awk -F, 'NR > 1 { n++; k = n - 1
+          if ($1 != (k < 6 ? "gpt2" : "2017") || NF != 5) exit 1
+          if ($2 != (k % 6 < 3 ? "pre" : "post") || $3 != k % 3 + 1) exit 1
+          for (i = 4; i <= 5; i++)
+              if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9]$/) exit 1 }
+        END { if (n != 12) exit 1 }' "$TMP/p4/depth.csv"; then
+    fail "ch4 --plot-data: depth.csv"; cat "$TMP/p4/depth.csv" >&2
+fi
+for init in gpt2 2017; do
+    line=$(awk -F, -v init=$init '$1 == init {
+            k = ($2 == "post"); v[$3, k] = $4; if ($3 == 1) dx[k] = $5 }
+        END { printf "%5d %7.3f %7.3f  %7.3f %7.3f  %7.3f %7.3f", 3,
+              dx[0], dx[1], v[1, 0], v[1, 1], v[3, 0], v[3, 1] }' \
+        "$TMP/p4/depth.csv")
+    grep -qF -- "$line" "$TMP/out" \
+        || fail "ch4 --plot-data: depth.csv's $init rows are not the table's"
+done
 plot_bad ch5 --tokens 0 --plot-data "$TMP/short.txt"
 expect 0 "plot data   $TMP/p5/positional.csv" ch5 --block 4 --embd 6 \
     --heads 2 --tokens 0 --plot-data "$TMP/p5"
