@@ -203,11 +203,11 @@ class Browser:
                 os.close(fd)
         self.wfd, self.rfd = to_w, from_r
 
-    def _read_message(self, deadline):
+    def _read_message(self, deadline, late="Chromium did not answer in time"):
         while b"\0" not in self.buf:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise CheckError("Chromium did not answer in time")
+                raise CheckError(late)
             ready, _, _ = select.select([self.rfd], [], [], left)
             if not ready:
                 continue
@@ -251,13 +251,16 @@ class Browser:
                 self.events.append((reply.get("sessionId"), reply["method"],
                                     reply.get("params", {})))
 
-    def wait_event(self, session, method, timeout):
+    def wait_event(self, session, method, timeout, late):
+        """Wait for an event of a page; CheckError(late) after timeout s."""
         deadline = time.monotonic() + timeout
         while True:
             for i, (s, m, _) in enumerate(self.events):
                 if s == session and m == method:
                     return self.events.pop(i)[2]
-            msg = self._read_message(deadline)
+                if s == session and m == "Inspector.targetCrashed":
+                    raise CheckError("the page crashed Chromium's renderer")
+            msg = self._read_message(deadline, late)
             if "method" in msg:
                 self.events.append((msg.get("sessionId"), msg["method"],
                                     msg.get("params", {})))
@@ -293,7 +296,7 @@ def load_page(browser, url, view, shot_path):
                        {"targetId": tid, "flatten": True})["sessionId"]
     problems = []
     try:
-        for domain in ("Page", "Runtime", "Log", "Network"):
+        for domain in ("Inspector", "Page", "Runtime", "Log", "Network"):
             browser.call(domain + ".enable", session=sid)
         # The site must work offline: anything it asks of the network is
         # refused here (and so reported below), online or not.
@@ -307,7 +310,8 @@ def load_page(browser, url, view, shot_path):
         nav = browser.call("Page.navigate", {"url": url}, session=sid)
         if nav.get("errorText"):
             return [f"cannot be opened ({nav['errorText']})"], [], []
-        browser.wait_event(sid, "Page.loadEventFired", LOAD_TIMEOUT)
+        browser.wait_event(sid, "Page.loadEventFired", LOAD_TIMEOUT,
+                           f"did not finish loading in {LOAD_TIMEOUT:.0f} s")
         res = browser.call("Runtime.evaluate",
                            {"expression": PAGE_SCRIPT, "awaitPromise": True,
                             "returnByValue": True}, session=sid)
@@ -443,6 +447,7 @@ def main():
     ids_of, links_of = {}, {}
     with tempfile.TemporaryDirectory(prefix="docs-check.") as tmp:
         browser = Browser(exe, tmp)
+        page = pages[0]
         try:
             for page in pages:
                 url = "file://" + urllib.parse.quote(os.path.join(site, page))
@@ -460,7 +465,7 @@ def main():
                     if view is VIEWS[0]:
                         ids_of[page], links_of[page] = set(ids), links
         except CheckError as e:
-            print(f"{PROG}: error: {e}", file=sys.stderr)
+            print(f"{PROG}: error: {page}: {e}", file=sys.stderr)
             return 1
         finally:
             browser.close()
