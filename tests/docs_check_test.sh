@@ -3,13 +3,15 @@
 # catches what it promises to catch. It builds two small sites in a temp
 # folder: a good one, which must pass, and a broken one, one page per kind
 # of problem, whose check must fail with one line per problem that names
-# the page and says what is wrong, and nothing about its good page. Also
+# the page and says what is wrong, and nothing about its good page. Then
+# a tiny book rendered by docs/build.sh, with an empty region included,
+# so that the check is shown to read what the real pipeline writes. Also
 # the usage errors. Run from the repository root (make docs-check runs it
-# before checking the real site; needs chromium and python3):
+# before checking the real site; needs chromium, python3 and pandoc):
 #
 #   bash tests/docs_check_test.sh
 #
-# About 10 seconds: Chromium starts twice.
+# About 10 seconds: Chromium starts three times.
 set -u
 ROOT=$(pwd)
 CHECK=(python3 "$ROOT/docs/check_site.py")
@@ -189,6 +191,33 @@ if [ $failed -gt 0 ]; then
     sed 's/^/    /' "$TMP/err" >&2
 fi
 
+# ---- the same through the real pipeline: docs/build.sh renders a tiny
+# book (a README, one chapter) whose chapter includes an empty region
+R=$TMP/book
+mkdir -p "$R/chapters/ch1_x" "$R/docs"
+printf '# Tiny\n\nSee [chapter 1](chapters/ch1_x/ch1.md).\n' >"$R/README.md"
+printf '%s\n' 'int a;' '//> empty' '//< empty' '//> full' 'int b;' \
+    '//< full' >"$R/chapters/ch1_x/x.c"
+# shellcheck disable=SC2016  # $x^2$ is TeX for pandoc, not a variable
+printf '%s\n' '# Chapter 1: X' '' '## Code' '' \
+    '```{.c include="chapters/ch1_x/x.c" region="empty"}' '```' '' \
+    '```{.c include="chapters/ch1_x/x.c" region="full"}' '```' '' \
+    'Math: $x^2$.' >"$R/chapters/ch1_x/ch1.md"
+: >"$R/docs/regions-unused.txt"
+if ! DOCS_ROOT=$R bash "$ROOT/docs/build.sh" >"$TMP/out" 2>&1; then
+    fail "docs/build.sh could not render the tiny book:"
+    sed 's/^/    /' "$TMP/out" >&2
+else
+    "${CHECK[@]}" "$R/docs/site" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ $rc = 1 ]; then ok; else
+        fail "the tiny book: exit status $rc, expected 1"
+    fi
+    expect index.html 0
+    expect ch1.html 1 'empty code block (chapters/ch1_x/x.c empty) under "Code"'
+    expect book.html 1 'empty code block (chapters/ch1_x/x.c empty)'
+fi
+
 # ---- usage errors: exit status 2 and one line
 usage() {
     local want=$1 text=$2
@@ -210,5 +239,5 @@ usage 2 "/nonexistent/chromium not found" \
     env CHROMIUM=/nonexistent/chromium "${CHECK[@]}" "$G"
 usage 2 "unrecognized arguments: --bogus" "${CHECK[@]}" --bogus
 
-echo "docs-check test: $passed passed, $failed failed"
+echo "docs_check_test: $passed passed, $failed failed"
 [ $failed = 0 ]
