@@ -153,7 +153,7 @@ PAGE_SCRIPT = r"""
 
 
 class CheckError(Exception):
-    """Chromium failed us: the check cannot go on."""
+    """Chromium did not do what we asked: the check cannot go on."""
 
 
 class Browser:
@@ -321,10 +321,8 @@ def load_page(browser, url, view, shot_path):
         found = json.loads(res["result"]["value"])
         problems += found["problems"]
         if shot_path:
-            shot = browser.call(
-                "Page.captureScreenshot",
-                {"format": "png"},
-                session=sid)
+            shot = browser.call("Page.captureScreenshot", {"format": "png"},
+                                session=sid)
             with open(shot_path, "wb") as f:
                 f.write(base64.b64decode(shot["data"]))
         # One more round trip: every event of the load is read by now.

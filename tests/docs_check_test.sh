@@ -193,6 +193,7 @@ fi
 
 # ---- the same through the real pipeline: docs/build.sh renders a tiny
 # book (a README, one chapter) whose chapter includes an empty region
+# and has a formula that pandoc leaves as TeX (with a warning)
 R=$TMP/book
 mkdir -p "$R/chapters/ch1_x" "$R/docs"
 printf '# Tiny\n\nSee [chapter 1](chapters/ch1_x/ch1.md).\n' >"$R/README.md"
@@ -202,7 +203,8 @@ printf '%s\n' 'int a;' '//> empty' '//< empty' '//> full' 'int b;' \
 printf '%s\n' '# Chapter 1: X' '' '## Code' '' \
     '```{.c include="chapters/ch1_x/x.c" region="empty"}' '```' '' \
     '```{.c include="chapters/ch1_x/x.c" region="full"}' '```' '' \
-    'Math: $x^2$.' >"$R/chapters/ch1_x/ch1.md"
+    'Math: $x^2$, and one pandoc cannot convert: $\begin{x}$.' \
+    >"$R/chapters/ch1_x/ch1.md"
 : >"$R/docs/regions-unused.txt"
 if ! DOCS_ROOT=$R bash "$ROOT/docs/build.sh" >"$TMP/out" 2>&1; then
     fail "docs/build.sh could not render the tiny book:"
@@ -214,8 +216,11 @@ else
         fail "the tiny book: exit status $rc, expected 1"
     fi
     expect index.html 0
-    expect ch1.html 1 'empty code block (chapters/ch1_x/x.c empty) under "Code"'
-    expect book.html 1 'empty code block (chapters/ch1_x/x.c empty)'
+    expect ch1.html 2 \
+        'empty code block (chapters/ch1_x/x.c empty) under "Code"' \
+        'math not rendered, shown as TeX: $\begin{x}$ under "Code"'
+    expect book.html 2 'empty code block (chapters/ch1_x/x.c empty)' \
+        'math not rendered, shown as TeX: $\begin{x}$'
 fi
 
 # ---- usage errors: exit status 2 and one line
