@@ -529,6 +529,7 @@ pdf: docs | $(OBJ)/.deps-pdf
 # real site, with a screenshot of each page at two widths.
 docs-check: docs | $(OBJ)/.deps-docs-check
 	@bash tests/docs_check_test.sh
+	@rm -rf $(BUILD)/docs-check
 	@python3 docs/check_site.py --shots $(BUILD)/docs-check docs/site
 
 # ---- housekeeping ---------------------------------------------------------------------
