@@ -96,7 +96,8 @@ LIBS_ALL = $(if $(filter 1,$(NO_BLAS)),,$(BLAS_LIBS)) -lm
 chincludes = $(foreach n,$(CHAPTERS),$(if $(shell [ $(n) -le $(1) ] && echo y),-I$(call chdir,$(n))))
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps data clean check grade valgrind docs figures bench banner FORCE \
+.PHONY: all help deps data clean check grade valgrind docs figures pdf docs-check \
+        bench banner FORCE \
         fuzz fuzz-one fuzz-build fuzz-seeds \
         $(PROGRAMS)
 
@@ -557,6 +558,19 @@ figures: ch1 ch2 ch3 ch4 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 docs: figures | $(OBJ)/.deps-docs
 	@bash docs/build.sh
 
+# The book as one PDF, printed by headless Chromium (no LaTeX).
+pdf: docs | $(OBJ)/.deps-pdf
+	@bash docs/pdf.sh
+
+# Every page of the site in headless Chromium: broken links, images that
+# did not load, empty code blocks, unrendered math, console errors. First
+# the checker's own test (small broken sites it must fail on), then the
+# real site, with a screenshot of each page at two widths.
+docs-check: docs | $(OBJ)/.deps-docs-check
+	@bash tests/docs_check_test.sh
+	@rm -rf $(BUILD)/docs-check
+	@python3 docs/check_site.py --shots $(BUILD)/docs-check docs/site
+
 # ---- housekeeping ---------------------------------------------------------------------
 clean:
 	rm -rf $(BUILD) docs/site $(addprefix ch,1 2 3 4 5 6 7 8)
@@ -589,9 +603,14 @@ help:
 	@echo "  make docs           render the book to docs/site/ (pandoc), with its figures"
 	@echo "  make figures        only the figures: the programs' data (build/figures-data/)"
 	@echo "                      drawn by gnuplot into docs/site/figures/*.svg"
+	@echo "  make pdf            the whole book as docs/site/book.pdf (headless Chromium)"
+	@echo "  make docs-check     open every page of docs/site in headless Chromium: fails on"
+	@echo "                      broken links, missing images, empty code, unrendered math,"
+	@echo "                      console errors; screenshots in build/docs-check/"
 	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"
 	@echo "                      the BLEU test vectors) into data/"
-	@echo "  make deps           install every Debian package the project uses"
+	@echo "  make deps           install every Debian package the project uses, except"
+	@echo "                      Chromium (make pdf and make docs-check install it)"
 	@echo "  make clean          remove build/, docs/site/ and the programs"
 	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"
 	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2"

@@ -4,12 +4,15 @@
 #   build  - a C compiler, make, pkg-config, OpenBLAS (skipped when NO_BLAS=1)
 #   check  - the Check unit-test library (and what "build" needs)
 #   docs   - pandoc, and gnuplot for the book's figures
+#   pdf    - headless Chromium to print the book, poppler-utils to check it
+#   docs-check - headless Chromium and python3, to check the rendered site
 #   data   - sha256sum, and curl or wget when ../shared/data is not beside us
 #   valgrind - valgrind, for `make valgrind`
 #   fuzz   - clang and its libFuzzer runtime, for `make fuzz`
 #   zip    - zip and unzip, for `make gradescope` and its test
 #   mpi    - Open MPI (mpicc, mpirun), for `make ch6 MPI=1`
-#   all    - build, check, docs, data and zip
+#   all    - build, check, docs, data and zip (not Chromium, which is
+#            large and only make pdf and make docs-check use, nor MPI)
 #
 # Each missing tool is mapped to the Debian package that provides it. When
 # something is missing we install it with apt-get (through sudo when we are
@@ -62,6 +65,23 @@ check_docs() {
         || need gnuplot-nox "drawing the book's figures (make figures)"
 }
 
+check_chromium() {
+    command -v chromium >/dev/null 2>&1 \
+        || need chromium "headless Chromium, to $1"
+}
+
+check_pdf() {
+    check_chromium "print the book to PDF (make pdf)"
+    { command -v pdfinfo && command -v pdftotext; } >/dev/null 2>&1 \
+        || need poppler-utils "checking the book's PDF (pdfinfo, pdftotext)"
+}
+
+check_docs_check() {
+    check_chromium "open every page of the site (make docs-check)"
+    command -v python3 >/dev/null 2>&1 \
+        || need python3 "docs/check_site.py, which drives Chromium"
+}
+
 check_valgrind() {
     command -v valgrind >/dev/null 2>&1 || need valgrind "make valgrind"
 }
@@ -112,6 +132,8 @@ for group in "$@"; do
         build) check_build ;;
         check) check_build; check_check ;;
         docs)  check_docs ;;
+        pdf)   check_pdf ;;
+        docs-check) check_docs_check ;;
         data)  check_data ;;
         valgrind) check_valgrind ;;
         fuzz)  check_fuzz ;;

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# docs_check_test.sh - proves that docs/check_site.py (make docs-check)
+# catches what it promises to catch. It builds two small sites in a temp
+# folder: a good one, which must pass, and a broken one, one page per kind
+# of problem, whose check must fail with one line per problem that names
+# the page and says what is wrong, and nothing about its good page. Then
+# a tiny book rendered by docs/build.sh, with an empty region included,
+# so that the check is shown to read what the real pipeline writes. Also
+# the usage errors. Run from the repository root (make docs-check runs it
+# before checking the real site; needs chromium, python3 and pandoc):
+#
+#   bash tests/docs_check_test.sh
+#
+# About 10 seconds: Chromium starts three times.
+set -u
+ROOT=$(pwd)
+CHECK=(python3 "$ROOT/docs/check_site.py")
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+passed=0 failed=0
+
+ok() { passed=$((passed + 1)); }
+fail() { echo "FAIL: $*" >&2; failed=$((failed + 1)); }
+
+# page FILE BODY: a minimal HTML page
+page() {
+    mkdir -p "$(dirname "$1")"
+    printf '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">%s\n' \
+        '<title>t</title></head><body>' >"$1"
+    printf '%s\n</body></html>\n' "$2" >>"$1"
+}
+
+# A figure that loads: a small SVG with a size.
+svg='<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20">
+<rect width="40" height="20" fill="teal"/></svg>'
+# Math as pandoc --mathml writes it.
+mathml='xmlns="http://www.w3.org/1998/Math/MathML"'
+math="<math display=\"inline\" $mathml><semantics>
+<msup><mi>x</mi><mn>2</mn></msup>
+<annotation encoding=\"application/x-tex\">x^2</annotation></semantics></math>"
+# An included listing as docs/include.lua writes it.
+listing() {
+    printf '<div class="listing"><div class="srcref">%s %s</div>%s%s%s' \
+        '<code>chapters/ch1_data/vocab.c</code>' \
+        '<span class="region">encode</span>' \
+        '<div class="sourceCode"><pre class="sourceCode c">' \
+        "<code class=\"sourceCode c\">$1</code>" '</pre></div></div>'
+}
+
+# ---- a good site: everything the checker looks at, done right
+G=$TMP/good
+mkdir -p "$G/figures"
+echo "$svg" >"$G/figures/dot.svg"
+page "$G/index.html" "<h1 id=\"top\">Home</h1>
+<p><a href=\"page2.html\">page 2</a>,
+<a href=\"page2.html#sec-2\">its section</a>, <a href=\"#top\">top</a>,
+<a href=\"#\">also top</a>, <a href=\"sub/\">a folder</a>,
+<a href=\"https://example.com/\">the web (not loaded, not checked)</a>,
+<a href=\"mailto:someone@example.com\">mail</a>.</p>
+<figure><img src=\"figures/dot.svg\" alt=\"dot\">
+<figcaption>A dot</figcaption></figure>
+<p>Inline math $math and a block:</p>
+<math display=\"block\"><mfrac><mi>a</mi><mi>b</mi></mfrac></math>
+<span class=\"math inline\">$math</span>
+<details><summary>closed</summary><p>math in a closed box: $math</p></details>
+<div style=\"display: none\">hidden math has no size: $math</div>
+$(listing 'int x = 1;')"
+page "$G/page2.html" "<h2 id=\"sec-2\">Section 2</h2>
+<a href=\"index.html#top\">back</a>
+<div style=\"height: 20000px\">a lazy image far below loads when checked:</div>
+<img src=\"figures/dot.svg\" alt=\"dot\" loading=\"lazy\">
+<script>console.log('a log line is fine');</script>"
+page "$G/sub/index.html" "<a href=\"../index.html\">up</a>"
+
+"${CHECK[@]}" --shots "$TMP/shots" "$G" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc = 0 ] && grep -qF "docs-check: 3 page(s) OK" "$TMP/out"; then
+    ok
+else
+    fail "the good site: exit status $rc, expected 0 and '3 page(s) OK'"
+    sed 's/^/    /' "$TMP/out" "$TMP/err" >&2
+fi
+for shot in index-desktop index-phone page2-desktop page2-phone \
+            sub_index-desktop sub_index-phone; do
+    # a PNG starts with these 8 bytes
+    if [ "$(head -c 8 "$TMP/shots/$shot.png" 2>/dev/null | od -An -tx1 |
+            tr -d ' \n')" = 89504e470d0a1a0a ]; then
+        ok
+    else
+        fail "no screenshot $shot.png of the good site"
+    fi
+done
+
+# ---- a broken site: one page per problem, and one good page
+B=$TMP/broken
+mkdir -p "$B/figures"
+echo "$svg" >"$B/figures/dot.svg"
+echo "not part of the site" >"$TMP/outside.txt"
+page "$B/ok.html" "<h2 id=\"sec\">Fine</h2><a href=\"link.html\">x</a>
+<img src=\"figures/dot.svg\" alt=\"dot\"> $math $(listing 'int x;')"
+page "$B/link.html" '<a href="nope.html">missing page</a>'
+page "$B/anchor.html" '<a href="ok.html#sec">fine</a>
+<a href="ok.html#nowhere">bad anchor</a> <a href="#here">bad local anchor</a>'
+page "$B/outside.html" '<a href="../outside.txt">outside</a>'
+page "$B/folder.html" '<a href="figures/">the figures</a>'
+page "$B/image.html" '<h2>Figures</h2>
+<figure><img src="figures/gone.svg" alt="gone">
+<figcaption>Gone</figcaption></figure>'
+page "$B/figure.html" \
+    '<figure><figcaption>A lonely caption</figcaption></figure>'
+page "$B/code.html" "<h2>The encoder</h2>$(listing '')"
+page "$B/code-plain.html" '<pre><code>  </code></pre>'
+page "$B/math-empty.html" "<math display=\"inline\" $mathml><semantics>
+<mrow></mrow><annotation encoding=\"application/x-tex\">y_1</annotation>
+</semantics></math>"
+page "$B/math-zero.html" \
+    '<p>Squashed: <math style="font-size: 0"><mi>z</mi></math></p>'
+page "$B/math-error.html" \
+    '<math><merror><mtext>bad TeX</mtext></merror></math>'
+page "$B/math-tex.html" \
+    '<p>Unconverted: <span class="math inline">\(\frac{a}{b}\)</span></p>'
+page "$B/console.html" '<script>console.error("something broke");</script>'
+page "$B/exception.html" '<script>null.f();</script>'
+page "$B/network.html" \
+    '<link rel="stylesheet" href="https://example.com/x.css">'
+page "$B/css.html" '<link rel="stylesheet" href="missing.css">'
+
+"${CHECK[@]}" "$B" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ $rc = 1 ]; then ok; else
+    fail "the broken site: exit status $rc, expected 1"
+fi
+if [ -s "$TMP/out" ]; then
+    fail "the broken site: printed on stdout:"
+    sed 's/^/    /' "$TMP/out" >&2
+fi
+
+# expect PAGE COUNT TEXT...: stderr has exactly COUNT lines about PAGE,
+# and each TEXT is in one of them.
+expect() {
+    local pg=$1 count=$2 n t
+    shift 2
+    n=$(grep -cF "docs-check: $pg: " "$TMP/err")
+    if [ "$n" = "$count" ]; then ok; else
+        fail "$pg: $n problem line(s), expected $count"
+    fi
+    for t in "$@"; do
+        if grep -F "docs-check: $pg: " "$TMP/err" | grep -qF -- "$t"; then
+            ok
+        else
+            fail "$pg: no line with '$t'"
+        fi
+    done
+}
+expect ok.html 0
+expect link.html 1 \
+    'broken link "missing page" -> nope.html: no file nope.html'
+expect anchor.html 2 \
+    'broken link "bad anchor" -> ok.html#nowhere: ok.html has no anchor' \
+    'broken link "bad local anchor" -> #here: anchor.html has no anchor #here'
+expect outside.html 1 \
+    'broken link "outside" -> ../outside.txt: points out of the site'
+expect folder.html 1 'broken link "the figures" -> figures/:' \
+    'figures/ is a folder without index.html'
+expect image.html 2 'image figures/gone.svg did not load under "Figures"' \
+    "request failed: $B/figures/gone.svg (net::ERR_FILE_NOT_FOUND)"
+expect figure.html 1 'a figure has no image (caption "A lonely caption")'
+expect code.html 1 \
+    'empty code block (chapters/ch1_data/vocab.c encode) under "The encoder"'
+expect code-plain.html 1 'empty code block'
+expect math-empty.html 1 'empty math element y_1'
+expect math-zero.html 1 'math not rendered (drawn '
+expect math-error.html 1 'math error: bad TeX'
+expect math-tex.html 1 'math not rendered, shown as TeX: \(\frac{a}{b}\)'
+expect console.html 1 'console error: something broke'
+expect exception.html 1 "uncaught exception: TypeError: Cannot read \
+properties of null (reading 'f')"
+expect network.html 1 'request failed: https://example.com/x.css' \
+    '(a request to the network; the site must work offline)'
+expect css.html 1 "request failed: $B/missing.css (net::ERR_FILE_NOT_FOUND)"
+# 18 problems, in every page but ok.html
+n=$(find "$B" -name '*.html' | wc -l)
+summary="docs-check: FAILED: 18 problem(s) in $((n - 1)) of $n page(s)"
+if sed -E 's/ \([0-9.]+ s\)$//' "$TMP/err" | grep -qxF "$summary"; then
+    ok
+else
+    fail "the broken site: no summary line '$summary'"
+fi
+if [ $failed -gt 0 ]; then
+    echo "  what docs-check said about the broken site:" >&2
+    sed 's/^/    /' "$TMP/err" >&2
+fi
+
+# ---- the same through the real pipeline: docs/build.sh renders a tiny
+# book (a README, one chapter) whose chapter includes an empty region
+# and has a formula that pandoc leaves as TeX (with a warning)
+R=$TMP/book
+mkdir -p "$R/chapters/ch1_x" "$R/docs"
+printf '# Tiny\n\nSee [chapter 1](chapters/ch1_x/ch1.md).\n' >"$R/README.md"
+printf '%s\n' 'int a;' '//> empty' '//< empty' '//> full' 'int b;' \
+    '//< full' >"$R/chapters/ch1_x/x.c"
+# shellcheck disable=SC2016  # $x^2$ is TeX for pandoc, not a variable
+printf '%s\n' '# Chapter 1: X' '' '## Code' '' \
+    '```{.c include="chapters/ch1_x/x.c" region="empty"}' '```' '' \
+    '```{.c include="chapters/ch1_x/x.c" region="full"}' '```' '' \
+    'Math: $x^2$, and one pandoc cannot convert: $\begin{x}$.' \
+    >"$R/chapters/ch1_x/ch1.md"
+: >"$R/docs/regions-unused.txt"
+if ! DOCS_ROOT=$R bash "$ROOT/docs/build.sh" >"$TMP/out" 2>&1; then
+    fail "docs/build.sh could not render the tiny book:"
+    sed 's/^/    /' "$TMP/out" >&2
+else
+    "${CHECK[@]}" "$R/docs/site" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    if [ $rc = 1 ]; then ok; else
+        fail "the tiny book: exit status $rc, expected 1"
+    fi
+    expect index.html 0
+    expect ch1.html 2 \
+        'empty code block (chapters/ch1_x/x.c empty) under "Code"' \
+        'math not rendered, shown as TeX: $\begin{x}$ under "Code"'
+    expect book.html 2 'empty code block (chapters/ch1_x/x.c empty)' \
+        'math not rendered, shown as TeX: $\begin{x}$'
+fi
+
+# ---- usage errors: exit status 2 and one line
+usage() {
+    local want=$1 text=$2
+    shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ $rc = "$want" ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
+       grep -qF -- "$text" "$TMP/err"; then
+        ok
+    else
+        fail "$*: exit status $rc (expected $want), stderr:"
+        sed 's/^/    /' "$TMP/err" >&2
+    fi
+}
+usage 2 "no site folder $TMP/none (run make docs)" "${CHECK[@]}" "$TMP/none"
+mkdir -p "$TMP/empty"
+usage 2 "no .html pages in $TMP/empty" "${CHECK[@]}" "$TMP/empty"
+usage 2 "/nonexistent/chromium not found" \
+    env CHROMIUM=/nonexistent/chromium "${CHECK[@]}" "$G"
+usage 2 "unrecognized arguments: --bogus" "${CHECK[@]}" --bogus
+
+echo "docs_check_test: $passed passed, $failed failed"
+[ $failed = 0 ]
