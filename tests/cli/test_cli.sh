@@ -349,6 +349,37 @@ if [ "$(head -n 1 "$TMP/p5/positional.csv")" != "position,channel,value" ] \
    || ! grep -qxF "3,4,0.006463" "$TMP/p5/positional.csv"; then
     fail "ch5 --plot-data: positional.csv"; cat "$TMP/p5/positional.csv" >&2
 fi
+# the parameters of V = 65, C = 6, T = 4, L = 4 by the chapter's formulas:
+# VC, TC, then per block 2C, 3C^2 + C^2 and 4C^2 + 4C^2 (x 4), and C
+printf '%s\n' tensor,part,layers,params,percent \
+    "transformer.wte.weight,token embedding,1,390,17.8" \
+    "transformer.wpe.weight,position embedding,1,24,1.1" \
+    "transformer.h.0.ln_1.weight,LayerNorm,4,24,1.1" \
+    "transformer.h.0.attn.c_attn.weight,attention,4,432,19.7" \
+    "transformer.h.0.attn.c_proj.weight,attention,4,144,6.6" \
+    "transformer.h.0.ln_2.weight,LayerNorm,4,24,1.1" \
+    "transformer.h.0.mlp.c_fc.weight,FFN,4,576,26.2" \
+    "transformer.h.0.mlp.c_proj.weight,FFN,4,576,26.2" \
+    "transformer.ln_f.weight,LayerNorm,1,6,0.3" \
+    "lm_head.weight,LM head,1,0,0.0" | cmp -s - "$TMP/p5/params.csv" \
+    || { fail "ch5 --plot-data: params.csv"; cat "$TMP/p5/params.csv" >&2; }
+grep -qF "parameters  2196 in total" "$TMP/out" \
+    || fail "ch5 --plot-data: params.csv's model is not the one printed"
+# no generated token, no speed comparison: nothing to time
+[ -e "$TMP/p5/generation.csv" ] \
+    && fail "ch5 --plot-data --tokens 0: wrote generation.csv"
+# with tokens, each one's time with and without the cache, in ms
+expect 0 "plot data   $TMP/p5g/generation.csv" ch5 --block 4 --embd 6 \
+    --heads 2 --tokens 10 --plot-data "$TMP/p5g"
+if [ "$(head -n 1 "$TMP/p5g/generation.csv")" != \
+     "token,cached_ms,uncached_ms" ] \
+   || [ "$(wc -l <"$TMP/p5g/generation.csv")" != 11 ] \
+   || [ "$(tail -n +2 "$TMP/p5g/generation.csv" | cut -d, -f1 | tr '\n' ' ')" \
+        != "1 2 3 4 5 6 7 8 9 10 " ] \
+   || tail -n +2 "$TMP/p5g/generation.csv" \
+        | grep -qvE '^[0-9]+,[0-9]+\.[0-9]{4},[0-9]+\.[0-9]{4}$'; then
+    fail "ch5 --plot-data: generation.csv"; cat "$TMP/p5g/generation.csv" >&2
+fi
 ch7p=(--symbols 3 --min-len 3 --max-len 3 --held-out 2 --steps 2
       --eval-every 1 --quiet --threads 1)
 plot_bad ch7 "${ch7p[@]}" --plot-data "$TMP/short.txt"
