@@ -279,7 +279,7 @@ expect 0 "d_model: channels (default: 512)" ch7 --task translate \
 # cannot be written fails with one line and status 1 before any report;
 # a missing one is created. Each CSV is checked against numbers known
 # without the program: counts of a text written here, sin and cos, the
-# causal mask's zeros, GELU'(0) = 1/2.
+# causal mask's zeros, GELU'(0) = 1/2, parameters counted by hand.
 plot_bad() {   # plot_bad PROG ARGS...: the ARGS end in a bad --plot-data
     local prog=$1
     expect 1 "--plot-data $TMP/short.txt" "$@"
@@ -379,6 +379,30 @@ if [ "$(head -n 1 "$TMP/p5g/generation.csv")" != \
    || tail -n +2 "$TMP/p5g/generation.csv" \
         | grep -qvE '^[0-9]+,[0-9]+\.[0-9]{4},[0-9]+\.[0-9]{4}$'; then
     fail "ch5 --plot-data: generation.csv"; cat "$TMP/p5g/generation.csv" >&2
+fi
+plot_bad ch6 "${tiny[@]}" --steps 1 --profile --plot-data "$TMP/short.txt"
+expect 2 "--plot-data writes the profile: give --profile too" ch6 \
+    "${tiny[@]}" --steps 1 --plot-data "$TMP/p6"
+expect 0 "plot data   $TMP/p6/profile.csv" ch6 "${tiny[@]}" --steps 3 \
+    --profile --plot-data "$TMP/p6"
+# the kinds of common/profile.h in their order; in each row the total is
+# forward + backward (each rounded to 4 places), and the shares sum to 100
+if [ "$(head -n 1 "$TMP/p6/profile.csv")" != \
+     "kind,forward_ms,backward_ms,total_ms,percent" ] \
+   || [ "$(tail -n +2 "$TMP/p6/profile.csv" | cut -d, -f1 | tr '\n' '|')" \
+        != "data (batches)|embedding|matmul (Linear)|attention core|\
+normalisation|elementwise|loss (softmax + xent)|optimiser|" ] \
+   || ! awk -F, 'NR > 1 {
+            # (no {4}: mawk has no intervals)
+            for (i = 2; i <= 4; i++)
+                if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9]$/) bad = 1
+            if ($5 !~ /^[0-9]+\.[0-9][0-9]$/) bad = 1
+            d = $2 + $3 - $4
+            if (d > 0.00015 || d < -0.00015) bad = 1
+            sum += $5
+        } END { exit bad || sum < 99.95 || sum > 100.05 }' \
+        "$TMP/p6/profile.csv"; then
+    fail "ch6 --plot-data: profile.csv"; cat "$TMP/p6/profile.csv" >&2
 fi
 ch7p=(--symbols 3 --min-len 3 --max-len 3 --held-out 2 --steps 2
       --eval-every 1 --quiet --threads 1)
