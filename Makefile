@@ -529,27 +529,30 @@ $(OBJ)/bpe_ids: tests/bench/bpe_ids.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
 # ---- docs ----------------------------------------------------------------------------
 # The book's figures are drawn at build time from the programs' own output
 # and never committed: each program writes the numbers it shows into
-# build/figures-data/chN/ (--plot-data DIR; ./ch6 its --log CSV), and the
+# build/figures-data/chN*/ (--plot-data DIR, or a --log CSV), and the
 # gnuplot scripts docs/figures/chN_*.gp draw them as
 # docs/site/figures/chN_*.svg. The settings are short and fixed, on one
-# thread, so two builds give the same files (but for the timings that ch2
-# and ch3 measure, which differ run to run). Each figure's caption in its
-# chapter quotes the command below that made its data: change both.
+# thread, so two builds give the same files, but for the times measured
+# (ch2's and ch3's timings, ch5's generation speed, ch6's profile): those
+# are the building machine's and differ run to run. Each figure's caption
+# in its chapter quotes the command below that made its data: change both.
 FIGDATA := $(BUILD)/figures-data
 FIGENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-# (each command is also kept in chN.cmd, where docs/build.sh checks that
+# (each command is also kept in a .cmd file, where docs/build.sh checks that
 # the captions quote it exactly)
 fig_run = $(call say,FIGURE DATA $(1))echo '$(1)' > $(FIGDATA)/$(2).cmd && \
     $(FIGENV) $(1) > $(FIGDATA)/$(2).out
 figures: ch1 ch2 ch3 ch4 ch5 ch6 ch7 | $(OBJ)/.deps-docs
-	@rm -rf $(FIGDATA) docs/site/figures && mkdir -p $(FIGDATA)/ch6 docs/site/figures
+	@rm -rf $(FIGDATA) docs/site/figures && mkdir -p $(FIGDATA)/ch6 $(FIGDATA)/ch7 docs/site/figures
 	$(call fig_run,./ch1 --plot-data $(FIGDATA)/ch1,ch1)
 	$(call fig_run,./ch2 --T 18 --max-T 512 --plot-data $(FIGDATA)/ch2,ch2)
 	$(call fig_run,./ch3 --max-T 512 --plot-data $(FIGDATA)/ch3,ch3)
 	$(call fig_run,./ch4 --plot-data $(FIGDATA)/ch4,ch4)
 	$(call fig_run,./ch5 --block 64 --embd 64 --tokens 0 --plot-data $(FIGDATA)/ch5,ch5)
-	$(call fig_run,./ch6 --layers 2 --heads 2 --embd 48 --block 64 --batch 16 --steps 400 --warmup 40 --eval-every 20 --eval-iters 8 --threads 1 --sample-chars 0 --quiet --log $(FIGDATA)/ch6/log.csv,ch6)
+	$(call fig_run,./ch5 --plot-data $(FIGDATA)/ch5_default,ch5_default)
+	$(call fig_run,./ch6 --layers 2 --heads 2 --embd 48 --block 64 --batch 16 --steps 400 --warmup 40 --eval-every 20 --eval-iters 8 --threads 1 --sample-chars 0 --quiet --log $(FIGDATA)/ch6/log.csv --profile --plot-data $(FIGDATA)/ch6,ch6)
 	$(call fig_run,./ch7 --threads 1 --quiet --plot-data $(FIGDATA)/ch7,ch7)
+	$(call fig_run,./ch7 --task translate --threads 1 --quiet --embd 64 --layers 1 --heads 2 --ffn 256 --merges 1000 --batch-tokens 2000 --steps 500 --warmup 50 --eval-every 50 --show 0 --beam 1 --log $(FIGDATA)/ch7/translate.csv,ch7_translate)
 	@for gp in docs/figures/ch*.gp; do \
 	    echo "  GNUPLOT $$gp"; \
 	    gnuplot -e "data='$(FIGDATA)'; out='docs/site/figures'" $$gp || exit 1; \

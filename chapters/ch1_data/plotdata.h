@@ -2,8 +2,9 @@
 //
 // A program given --plot-data DIR writes the numbers it shows as CSV
 // files into DIR, one header line and then one row per value, and the
-// gnuplot scripts of docs/figures/ draw them. Chapters 1, 2, 3, 4, 5 and
-// 7 use these few functions; chapter 6 already writes its own CSV (--log).
+// gnuplot scripts of docs/figures/ draw them. Chapters 1, 2, 3, 4, 5, 6
+// (its profile) and 7 use these few functions; chapters 6 and 7 also draw
+// figures from the CSV of their --log.
 #ifndef CH1_PLOTDATA_H
 #define CH1_PLOTDATA_H
 

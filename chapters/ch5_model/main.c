@@ -6,7 +6,7 @@
 //   ./ch5 --checkpoint model.safetensors --score "some text to score"
 //   ./ch5 --checkpoint model.safetensors --sample-only --seed 7
 //   ./ch5 --save model.safetensors       write the untrained model
-//   ./ch5 --plot-data DIR                also the sinusoidal table, as CSV
+//   ./ch5 --plot-data DIR                also the figures' numbers, as CSV
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +25,7 @@
 #include "positional.h"
 #include "rng.h"
 #include "threads.h"
+#include "timer.h"
 #include "utf8.h"
 
 
@@ -41,9 +42,22 @@ static void show_config(const GptConfig *c, const char *source) {
            pos_kind_name(c->positional));
 }
 
+// The part of the model a tensor belongs to, for --plot-data's
+// params.csv: nanoGPT's names say it (ln_1, ln_2 and ln_f are the norms).
+static const char *param_part(const char *name) {
+    if (strcmp(name, "lm_head.weight") == 0) return "LM head";
+    if (strstr(name, ".wte.")) return "token embedding";
+    if (strstr(name, ".wpe.")) return "position embedding";
+    if (strstr(name, ".attn.")) return "attention";
+    if (strstr(name, ".mlp.")) return "FFN";
+    return "LayerNorm";
+}
+
 // The parameters by tensor, one block's worth shown (all blocks are
-// alike), with each line's share of the total.
-static void show_params(const Gpt *m) {
+// alike), with each line's share of the total. csv (NULL: none) gets the
+// same lines as rows: tensor,part,layers,params,percent, params being
+// all the layers' together.
+static void show_params(const Gpt *m, FILE *csv) {
     const GptConfig *c = &m->cfg;
     double total = (double)m->num_params;
     printf("parameters  %zu in total (%.2fM)\n", m->num_params, total / 1e6);
@@ -58,6 +72,7 @@ static void show_params(const Gpt *m) {
         if (t->ndim == 2) snprintf(shape, sizeof shape, "(%d, %d)",
                                    t->shape[0], t->shape[1]);
         else snprintf(shape, sizeof shape, "(%d,)", t->shape[0]);
+        int layers = in_block ? c->n_layer : 1;
         if (in_block)
             printf("  %-34s %-11s %9zu x %d = %9zu  %5.1f%%\n", name, shape,
                    n, c->n_layer, n * c->n_layer,
@@ -65,8 +80,14 @@ static void show_params(const Gpt *m) {
         else
             printf("  %-34s %-11s %23zu  %5.1f%%\n", name, shape, n,
                    100.0 * n / total);
+        if (csv)
+            fprintf(csv, "%s,%s,%d,%zu,%.1f\n", name, param_part(name),
+                    layers, n * layers, 100.0 * n * layers / total);
     }
     printf("  %-34s %-11s %23s\n", "lm_head.weight", "= wte", "0 (tied)");
+    if (csv)
+        fprintf(csv, "lm_head.weight,%s,1,0,0.0\n",
+                param_part("lm_head.weight"));
     if (c->n_layer == 4 && c->n_embd == 128 && c->block_size == 128)
         printf("  (the course notes call this model ~1.6M and ~200K parameters; "
                "both are off)\n");
@@ -128,6 +149,59 @@ static void write_plot_data(const GptConfig *c, const char *dir) {
     free(pe);
 }
 
+// The time of each new token, for --plot-data's generation.csv: from the
+// token before, the first token's from the call of generate (so it
+// includes the pass over the prompt). Each run keeps the smaller time.
+typedef struct {
+    double *best_ms;   // one per token, INFINITY before the first run
+    int n;
+    double last;       // time_now() of the token before
+} TokenClock;
+
+static void tick_id(int id, void *ctx) {
+    (void)id;
+    TokenClock *c = ctx;
+    double now = time_now();
+    c->best_ms[c->n] = fmin(c->best_ms[c->n], 1e3 * (now - c->last));
+    c->n++;
+    c->last = now;
+}
+
+// The speed comparison's generation again, token by token, into
+// dir/generation.csv: the milliseconds of each token with the cache and
+// without it, each the fastest of PLOT_RUNS runs, the least disturbed by
+// whatever else the machine does. The same generate as the report's.
+enum { PLOT_RUNS = 5 };
+
+static void write_generation(const Gpt *m, const int *prompt, int n_prompt,
+                             GenOptions opt, const char *dir) {
+    int n = opt.max_new_tokens;
+    int *out = xmalloc((size_t)(n_prompt + n) * sizeof *out);
+    double *best[2];   // with the cache, without it
+    for (int k = 0; k < 2; k++) {
+        best[k] = xmalloc((size_t)n * sizeof *best[k]);
+        for (int i = 0; i < n; i++) best[k][i] = INFINITY;
+    }
+    Error err;
+    for (int run = 0; run < PLOT_RUNS; run++)
+        for (int k = 0; k < 2; k++) {
+            opt.use_cache = k == 0;
+            TokenClock c = {best[k], 0, time_now()};
+            if (generate(m, prompt, n_prompt, out, &opt, tick_id, &c, NULL,
+                         &err) != 0)
+                die("%s", err.msg);
+        }
+    FILE *f = plot_csv_open(dir, "generation.csv",
+                            "token,cached_ms,uncached_ms", &err);
+    if (!f) die("%s", err.msg);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%d,%.4f,%.4f\n", i + 1, best[0][i], best[1][i]);
+    if (plot_csv_close(f, dir, "generation.csv", &err) != 0)
+        die("%s", err.msg);
+    free(best[0]), free(best[1]);
+    free(out);
+}
+
 // --threads past this machine's cores only slows it down: capped, and said.
 static int cap_threads(int threads) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -187,9 +261,11 @@ int main(int argc, char **argv) {
         {"bias", FLAG_BOOL, &bias, "untrained model: biases (GPT-2)"},
         {"positional", FLAG_STRING, &positional,
          "untrained model: learned or sinusoidal"},
-        {"plot-data", FLAG_STRING, &plot_dir, "also write the sinusoidal "
-         "position table of the model's size (block x embd) as a CSV file "
-         "into this folder"},
+        {"plot-data", FLAG_STRING, &plot_dir, "also write CSV files into "
+         "this folder: the sinusoidal position table of the model's size "
+         "(block x embd), and with the report the parameters "
+         "(params.csv) and each token's time with and without the cache "
+         "(generation.csv, when both are measured)"},
     };
     flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
                 "Chapter 5: the whole GPT - parameters, checkpoints, "
@@ -313,9 +389,19 @@ int main(int argc, char **argv) {
         if (!sample_only) {
             printf("== Chapter 5: the whole GPT ==\n");
             show_config(&m.cfg, source);
-            show_params(&m);
-            if (*plot_dir)
+            FILE *csv = NULL;
+            if (*plot_dir) {
+                csv = plot_csv_open(plot_dir, "params.csv", "tensor,part,"
+                                    "layers,params,percent", &err);
+                if (!csv) die("%s", err.msg);
+            }
+            show_params(&m, csv);
+            if (*plot_dir) {
+                if (plot_csv_close(csv, plot_dir, "params.csv", &err) != 0)
+                    die("%s", err.msg);
                 printf("plot data   %s/positional.csv\n", plot_dir);
+                printf("plot data   %s/params.csv\n", plot_dir);
+            }
         }
         if (untrained_loss >= 0)
             printf("loss        %.4f on the first %d characters of %s; a "
@@ -359,10 +445,14 @@ int main(int argc, char **argv) {
             printf("            without the cache: %.0f tokens/s (%d full "
                    "pass%s), %.1fx slower; same text: %s\n",
                    slow.tokens / (slow.seconds > 0 ? slow.seconds : 1e-9),
-                   slow.prefills, slow.prefills == 1 ? "" : "es", slow.seconds / (st.seconds > 0 ? st.seconds
-                                                               : 1e-9),
+                   slow.prefills, slow.prefills == 1 ? "" : "es",
+                   slow.seconds / (st.seconds > 0 ? st.seconds : 1e-9),
                    same ? "yes" : "NO");
             free(again);
+            if (*plot_dir) {
+                write_generation(&m, ids, (int)n_prompt, opt, plot_dir);
+                printf("plot data   %s/generation.csv\n", plot_dir);
+            }
         }
         free(ids);
     }

@@ -30,6 +30,7 @@
 #include "gpt_train.h"
 #include "mem.h"
 #include "profile.h"
+#include "profile_csv.h"
 #include "progress.h"
 #include "threads.h"
 #include "timer.h"
@@ -92,6 +93,7 @@ typedef struct {
     float minutes;        // the time budget; 0: --steps as it is
     bool decay_given;     // --decay-steps was given: the budget keeps it
     bool quiet, profile;
+    const char *plot_data;   // NULL: no --plot-data (profile_csv.h)
 } Options;
 
 // ---- the time budget ------------------------------------------------------
@@ -178,6 +180,8 @@ static void parse_flags(Options *o, int argc, char **argv,
          "steps between progress lines when the output is not a terminal"},
         {"profile", FLAG_BOOL, &o->profile,
          "time and memory by operation at the end"},
+        {"plot-data", FLAG_STRING, &o->plot_data, "with --profile: also "
+         "write the profile as profile.csv into this folder"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines or samples"},
     };
     int n = sizeof flags / sizeof flags[0], extra = be ? be->n_flags : 0;
@@ -674,6 +678,7 @@ static void report(Run *r, const Options *o, Outcome *out) {
                             "--checkpoint loads it)\n", o->out);
     }
     if (o->profile) show_profile(r, out->n_times);
+    if (o->plot_data) profile_csv_write(o->plot_data, out->n_times);
 }
 
 // ---- the program -----------------------------------------------------------
@@ -737,6 +742,7 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     bool writer = dist_rank() == 0;
     if (writer && *o.out && checkpoint_dir_check(o.out, &err) != 0)
         die("%s", err.msg);
+    if (o.plot_data) profile_csv_check(o.plot_data, o.profile);
     FILE *log = NULL;
     if (writer && *o.log) {   // before anything is printed: a bad path
                               // fails first

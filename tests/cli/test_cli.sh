@@ -279,7 +279,7 @@ expect 0 "d_model: channels (default: 512)" ch7 --task translate \
 # cannot be written fails with one line and status 1 before any report;
 # a missing one is created. Each CSV is checked against numbers known
 # without the program: counts of a text written here, sin and cos, the
-# causal mask's zeros, GELU'(0) = 1/2.
+# causal mask's zeros, GELU'(0) = 1/2, parameters counted by hand.
 plot_bad() {   # plot_bad PROG ARGS...: the ARGS end in a bad --plot-data
     local prog=$1
     expect 1 "--plot-data $TMP/short.txt" "$@"
@@ -435,6 +435,61 @@ if [ "$(head -n 1 "$TMP/p5/positional.csv")" != "position,channel,value" ] \
    || ! grep -qxF "1,1,0.540302" "$TMP/p5/positional.csv" \
    || ! grep -qxF "3,4,0.006463" "$TMP/p5/positional.csv"; then
     fail "ch5 --plot-data: positional.csv"; cat "$TMP/p5/positional.csv" >&2
+fi
+# the parameters of V = 65, C = 6, T = 4, L = 4 by the chapter's formulas:
+# VC, TC, then per block 2C, 3C^2 + C^2 and 4C^2 + 4C^2 (x 4), and C
+printf '%s\n' tensor,part,layers,params,percent \
+    "transformer.wte.weight,token embedding,1,390,17.8" \
+    "transformer.wpe.weight,position embedding,1,24,1.1" \
+    "transformer.h.0.ln_1.weight,LayerNorm,4,24,1.1" \
+    "transformer.h.0.attn.c_attn.weight,attention,4,432,19.7" \
+    "transformer.h.0.attn.c_proj.weight,attention,4,144,6.6" \
+    "transformer.h.0.ln_2.weight,LayerNorm,4,24,1.1" \
+    "transformer.h.0.mlp.c_fc.weight,FFN,4,576,26.2" \
+    "transformer.h.0.mlp.c_proj.weight,FFN,4,576,26.2" \
+    "transformer.ln_f.weight,LayerNorm,1,6,0.3" \
+    "lm_head.weight,LM head,1,0,0.0" | cmp -s - "$TMP/p5/params.csv" \
+    || { fail "ch5 --plot-data: params.csv"; cat "$TMP/p5/params.csv" >&2; }
+grep -qF "parameters  2196 in total" "$TMP/out" \
+    || fail "ch5 --plot-data: params.csv's model is not the one printed"
+# no generated token, no speed comparison: nothing to time
+[ -e "$TMP/p5/generation.csv" ] \
+    && fail "ch5 --plot-data --tokens 0: wrote generation.csv"
+# with tokens, each one's time with and without the cache, in ms
+expect 0 "plot data   $TMP/p5g/generation.csv" ch5 --block 4 --embd 6 \
+    --heads 2 --tokens 10 --plot-data "$TMP/p5g"
+if [ "$(head -n 1 "$TMP/p5g/generation.csv")" != \
+     "token,cached_ms,uncached_ms" ] \
+   || [ "$(wc -l <"$TMP/p5g/generation.csv")" != 11 ] \
+   || [ "$(tail -n +2 "$TMP/p5g/generation.csv" | cut -d, -f1 | tr '\n' ' ')" \
+        != "1 2 3 4 5 6 7 8 9 10 " ] \
+   || tail -n +2 "$TMP/p5g/generation.csv" \
+        | grep -qvE '^[0-9]+,[0-9]+\.[0-9]{4},[0-9]+\.[0-9]{4}$'; then
+    fail "ch5 --plot-data: generation.csv"; cat "$TMP/p5g/generation.csv" >&2
+fi
+plot_bad ch6 "${tiny[@]}" --steps 1 --profile --plot-data "$TMP/short.txt"
+expect 2 "--plot-data writes the profile: give --profile too" ch6 \
+    "${tiny[@]}" --steps 1 --plot-data "$TMP/p6"
+expect 0 "plot data   $TMP/p6/profile.csv" ch6 "${tiny[@]}" --steps 3 \
+    --profile --plot-data "$TMP/p6"
+# the kinds of common/profile.h in their order; in each row the total is
+# forward + backward (each rounded to 4 places), and the shares sum to 100
+if [ "$(head -n 1 "$TMP/p6/profile.csv")" != \
+     "kind,forward_ms,backward_ms,total_ms,percent" ] \
+   || [ "$(tail -n +2 "$TMP/p6/profile.csv" | cut -d, -f1 | tr '\n' '|')" \
+        != "data (batches)|embedding|matmul (Linear)|attention core|\
+normalisation|elementwise|loss (softmax + xent)|optimiser|" ] \
+   || ! awk -F, 'NR > 1 {
+            # (no {4}: mawk has no intervals)
+            for (i = 2; i <= 4; i++)
+                if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9]$/) bad = 1
+            if ($5 !~ /^[0-9]+\.[0-9][0-9]$/) bad = 1
+            d = $2 + $3 - $4
+            if (d > 0.00015 || d < -0.00015) bad = 1
+            sum += $5
+        } END { exit bad || sum < 99.95 || sum > 100.05 }' \
+        "$TMP/p6/profile.csv"; then
+    fail "ch6 --plot-data: profile.csv"; cat "$TMP/p6/profile.csv" >&2
 fi
 ch7p=(--symbols 3 --min-len 3 --max-len 3 --held-out 2 --steps 2
       --eval-every 1 --quiet --threads 1)
