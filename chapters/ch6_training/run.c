@@ -678,7 +678,8 @@ static void report(Run *r, const Options *o, Outcome *out) {
                             "--checkpoint loads it)\n", o->out);
     }
     if (o->profile) show_profile(r, out->n_times);
-    if (o->plot_data) profile_csv_write(o->plot_data, out->n_times);
+    if (o->plot_data && dist_rank() == 0)
+        profile_csv_write(o->plot_data, out->n_times);
 }
 
 // ---- the program -----------------------------------------------------------
@@ -742,7 +743,7 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     bool writer = dist_rank() == 0;
     if (writer && *o.out && checkpoint_dir_check(o.out, &err) != 0)
         die("%s", err.msg);
-    if (o.plot_data) profile_csv_check(o.plot_data, o.profile);
+    if (writer && o.plot_data) profile_csv_check(o.plot_data, o.profile);
     FILE *log = NULL;
     if (writer && *o.log) {   // before anything is printed: a bad path
                               // fails first
