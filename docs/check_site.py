@@ -10,7 +10,9 @@ Each page (every *.html under SITE) is loaded twice, at a desktop width
 (1280 px) and at a phone width (390 px), and fails on:
 
   - a link inside the site to a file that does not exist, to a folder
-    without index.html, out of the site, or to an #anchor that the
+    without index.html, out of the site (but for links to the files of
+    the repository that holds SITE as docs/site, which must exist: the
+    code blocks' captions), or to an #anchor that the
     target page does not have;
   - an <img> that did not load (naturalWidth 0), a <figure> without one;
   - a code block with nothing in it (an included region that is empty);
@@ -24,7 +26,8 @@ Each page (every *.html under SITE) is loaded twice, at a desktop width
 
 With --shots DIR it saves a screenshot of each page at each width,
 DIR/PAGE-desktop.png and DIR/PAGE-phone.png, of the page's first three
-screens. Each problem is one line on stderr naming the page; the exit
+screens, and one of each figure of a chapter as it is drawn in the page
+(desktop width), DIR/PAGE-figureN.png. Each problem is one line on stderr naming the page; the exit
 status is 0 when there are none, 1 when there are, 2 for a usage error.
 
 Only the standard library: we talk to Chromium through its DevTools
@@ -287,6 +290,41 @@ class Browser:
         self.log.close()
 
 
+# A figure's place in the page, brought into view first: [x, y, w, h]
+FIGURE_BOX = """(() => {
+  const f = document.querySelectorAll("figure")[%d];
+  f.scrollIntoView({block: "center"});   // (clear of the sticky bar)
+  const b = f.getBoundingClientRect();
+  return JSON.stringify([b.left + scrollX, b.top + scrollY, b.width,
+                         b.height]);
+})()"""
+
+
+def shoot_figures(browser, sid, shot_path):
+    """A screenshot of each figure of the page as the reader sees it,
+    caption included, beside the page's: PAGE-figureN.png. The page's
+    own screenshots show its first screens only, and figures sit
+    further down."""
+    n = browser.call("Runtime.evaluate",
+                     {"expression": 'document.querySelectorAll("figure")'
+                      ".length", "returnByValue": True},
+                     session=sid)["result"]["value"]
+    for i in range(n):
+        box = browser.call("Runtime.evaluate",
+                           {"expression": FIGURE_BOX % i,
+                            "returnByValue": True}, session=sid)
+        x, y, w, h = json.loads(box["result"]["value"])
+        if w <= 0 or h <= 0:
+            continue            # (a hidden figure: reported elsewhere)
+        shot = browser.call("Page.captureScreenshot",
+                            {"format": "png", "clip": {
+                                "x": x, "y": y, "width": w, "height": h,
+                                "scale": 1}}, session=sid)
+        path = shot_path.replace("-desktop.png", f"-figure{i + 1}.png")
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+
+
 def load_page(browser, url, view, shot_path):
     """Load url at one width. Returns (problems, links, ids)."""
     _, width, height, mobile = view
@@ -325,6 +363,8 @@ def load_page(browser, url, view, shot_path):
                                 session=sid)
             with open(shot_path, "wb") as f:
                 f.write(base64.b64decode(shot["data"]))
+            if not mobile and not url.endswith("/book.html"):
+                shoot_figures(browser, sid, shot_path)
         # One more round trip: every event of the load is read by now.
         browser.call("Runtime.evaluate", {"expression": "0"}, session=sid)
         problems += event_problems(browser.take_events(sid))
@@ -381,6 +421,10 @@ def link_problems(site, page, links, ids_of):
     there, or anchors the target page does not have."""
     out = []
     seen = set()
+    real = os.path.realpath(site)
+    repo = None   # the repository around a site in its docs/site
+    if real.endswith(os.sep + os.path.join("docs", "site")):
+        repo = os.path.dirname(os.path.dirname(real))
     for link in links:
         parts = urllib.parse.urlsplit(link["url"])
         if parts.scheme != "file" or link["href"] in seen:
@@ -390,7 +434,14 @@ def link_problems(site, page, links, ids_of):
         frag = urllib.parse.unquote(parts.fragment)
         what = f'broken link "{link["text"]}" -> {link["href"]}: '
         rel = os.path.relpath(path, site)
-        if rel == ".." or rel.startswith(".." + os.sep):
+        up = rel == ".." or rel.startswith(".." + os.sep)
+        in_repo = repo and os.path.relpath(path, repo)
+        if up and in_repo and not in_repo.startswith(".."):
+            # a code block's caption links to its source file in the
+            # repository the site was built from (docs/site/../../)
+            if not os.path.isfile(path):
+                out.append(what + f"no file {in_repo} in the repository")
+        elif up:
             out.append(what + "points out of the site")
         elif os.path.isdir(path):
             if not os.path.isfile(os.path.join(path, "index.html")):

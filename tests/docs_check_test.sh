@@ -4,8 +4,9 @@
 # folder: a good one, which must pass, and a broken one, one page per kind
 # of problem, whose check must fail with one line per problem that names
 # the page and says what is wrong, and nothing about its good page. Then
-# a tiny book rendered by docs/build.sh, with an empty region included,
-# so that the check is shown to read what the real pipeline writes. Also
+# a tiny book rendered by docs/build.sh, so that the check is shown to
+# read what the real pipeline writes (and the build to refuse an empty
+# region). Also
 # the usage errors. Run from the repository root (make docs-check runs it
 # before checking the real site; needs chromium, python3 and pandoc):
 #
@@ -142,7 +143,8 @@ expect() {
     shift 2
     n=$(grep -cF "docs-check: $pg: " "$TMP/err")
     if [ "$n" = "$count" ]; then ok; else
-        fail "$pg: $n problem line(s), expected $count"
+        fail "$pg: $n problem line(s), expected $count:"
+        grep -F "docs-check: $pg: " "$TMP/err" | sed 's/^/    /' >&2
     fi
     for t in "$@"; do
         if grep -F "docs-check: $pg: " "$TMP/err" | grep -qF -- "$t"; then
@@ -192,20 +194,32 @@ if [ $failed -gt 0 ]; then
 fi
 
 # ---- the same through the real pipeline: docs/build.sh renders a tiny
-# book (a README, one chapter) whose chapter includes an empty region
-# and has a formula that pandoc leaves as TeX (with a warning)
+# book (a README, one chapter). An empty region stops the build itself
+# (include.lua); without it the book builds, and its formula that pandoc
+# leaves as TeX (with a warning) is for docs-check to find.
 R=$TMP/book
 mkdir -p "$R/chapters/ch1_x" "$R/docs"
 printf '# Tiny\n\nSee [chapter 1](chapters/ch1_x/ch1.md).\n' >"$R/README.md"
 printf '%s\n' 'int a;' '//> empty' '//< empty' '//> full' 'int b;' \
     '//< full' >"$R/chapters/ch1_x/x.c"
-# shellcheck disable=SC2016  # $x^2$ is TeX for pandoc, not a variable
-printf '%s\n' '# Chapter 1: X' '' '## Code' '' \
-    '```{.c include="chapters/ch1_x/x.c" region="empty"}' '```' '' \
-    '```{.c include="chapters/ch1_x/x.c" region="full"}' '```' '' \
-    'Math: $x^2$, and one pandoc cannot convert: $\begin{x}$.' \
-    >"$R/chapters/ch1_x/ch1.md"
+tiny_book() {   # the chapter, with the empty region included or not
+    # shellcheck disable=SC2016  # $x^2$ is TeX for pandoc, not a variable
+    printf '%s\n' '# Chapter 1: X' '' '## Code' '' "$@" \
+        '```{.c include="chapters/ch1_x/x.c" region="full"}' '```' '' \
+        'Math: $x^2$, and one pandoc cannot convert: $\begin{x}$.' \
+        >"$R/chapters/ch1_x/ch1.md"
+}
 : >"$R/docs/regions-unused.txt"
+tiny_book '```{.c include="chapters/ch1_x/x.c" region="empty"}' '```' ''
+if DOCS_ROOT=$R bash "$ROOT/docs/build.sh" >"$TMP/out" 2>&1; then
+    fail "docs/build.sh rendered a chapter that shows an empty region"
+elif grep -qF "region 'empty' has no lines to show" "$TMP/out"; then ok
+else
+    fail "docs/build.sh refused the empty region without saying so:"
+    sed 's/^/    /' "$TMP/out" >&2
+fi
+echo "chapters/ch1_x/x.c empty" >>"$R/docs/regions-unused.txt"
+tiny_book
 if ! DOCS_ROOT=$R bash "$ROOT/docs/build.sh" >"$TMP/out" 2>&1; then
     fail "docs/build.sh could not render the tiny book:"
     sed 's/^/    /' "$TMP/out" >&2
@@ -216,11 +230,13 @@ else
         fail "the tiny book: exit status $rc, expected 1"
     fi
     expect index.html 0
-    expect ch1.html 2 \
-        'empty code block (chapters/ch1_x/x.c empty) under "Code"' \
+    expect ch1.html 1 \
         'math not rendered, shown as TeX: $\begin{x}$ under "Code"'
-    expect book.html 2 'empty code block (chapters/ch1_x/x.c empty)' \
-        'math not rendered, shown as TeX: $\begin{x}$'
+    expect book.html 1 'math not rendered, shown as TeX: $\begin{x}$'
+    # the captions link to the source files, which must be there
+    rm "$R/chapters/ch1_x/x.c"
+    "${CHECK[@]}" "$R/docs/site" >"$TMP/out" 2>"$TMP/err"
+    expect ch1.html 2 '-> ../../chapters/ch1_x/x.c: no file chapters/ch1_x/x.c in the repository'
 fi
 
 # ---- usage errors: exit status 2 and one line
