@@ -553,9 +553,14 @@ figures: ch1 ch2 ch3 ch4 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 	$(call fig_run,./ch6 --layers 2 --heads 2 --embd 48 --block 64 --batch 16 --steps 400 --warmup 40 --eval-every 20 --eval-iters 8 --threads 1 --sample-chars 0 --quiet --log $(FIGDATA)/ch6/log.csv --profile --plot-data $(FIGDATA)/ch6,ch6)
 	$(call fig_run,./ch7 --threads 1 --quiet --plot-data $(FIGDATA)/ch7,ch7)
 	$(call fig_run,./ch7 --task translate --threads 1 --quiet --embd 64 --layers 1 --heads 2 --ffn 256 --merges 1000 --batch-tokens 2000 --steps 500 --warmup 50 --eval-every 50 --show 0 --beam 1 --log $(FIGDATA)/ch7/translate.csv,ch7_translate)
+	@# (a warning fails the figure too: a data file gnuplot cannot read
+	@# is only a warning to it, and the figure would be drawn empty)
 	@for gp in docs/figures/ch*.gp; do \
 	    echo "  GNUPLOT $$gp"; \
-	    gnuplot -e "data='$(FIGDATA)'; out='docs/site/figures'" $$gp || exit 1; \
+	    gnuplot -e "data='$(FIGDATA)'; out='docs/site/figures'" $$gp 2> $(FIGDATA)/gnuplot.err; \
+	    rc=$$?; cat $(FIGDATA)/gnuplot.err >&2; \
+	    [ $$rc = 0 ] && [ ! -s $(FIGDATA)/gnuplot.err ] \
+	        || { echo "figures: error: gnuplot failed or warned on $$gp" >&2; exit 1; }; \
 	done
 
 docs: figures | $(OBJ)/.deps-docs
