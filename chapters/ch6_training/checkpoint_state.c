@@ -296,8 +296,22 @@ static void on_sigint(int sig) {
             "once)\n");
 }
 
-// mpirun passes a Ctrl-C on to the ranks as SIGTERM (and SIGKILL a
-// little later): several ranks take it as a Ctrl-C, one process keeps
+// SIGUSR1 asks for the same stop without a terminal: `kill -USR1 PID`,
+// or a batch scheduler that warns a job before its time is up. It never
+// quits at once, however often it comes. mpirun passes SIGUSR1 on to
+// every rank as it is, which makes it the way to stop a run of several
+// processes and save (see below).
+static void on_sigusr1(int sig) {
+    (void)sig;
+    if (!interrupted && dist_size() == 1)
+        say("\nSIGUSR1: stopping after this step\n");
+    interrupted = 1;
+}
+
+// mpirun answers a Ctrl-C by sending the ranks SIGCONT, then SIGTERM a
+// second later, then SIGKILL a second after that (Open MPI's
+// odls_base_sigkill_timeout): several ranks take the SIGTERM as a Ctrl-C
+// and save if their step ends within that second; one process keeps
 // SIGTERM's usual meaning.
 void catch_sigint(void) {
     interrupted = 0;
@@ -306,9 +320,12 @@ void catch_sigint(void) {
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     if (dist_size() > 1) sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = on_sigusr1;
+    sigaction(SIGUSR1, &sa, NULL);
 }
 
 void release_sigint(void) {
     signal(SIGINT, SIG_DFL);
     if (dist_size() > 1) signal(SIGTERM, SIG_DFL);
+    signal(SIGUSR1, SIG_DFL);
 }

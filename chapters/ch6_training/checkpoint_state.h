@@ -59,6 +59,8 @@ int checkpoint_dir_check(const char *dir, Error *err);
 // first Ctrl-C only sets `interrupted`, so that the loop can end its
 // step, save, and say how to resume, instead of losing the run; a second
 // one quits at once with status 130 (the files on disk stay whole).
+// SIGUSR1 (`kill -USR1 PID`) asks for the same stop, and never quits at
+// once: under mpirun it is the signal that reaches every rank in time.
 extern volatile sig_atomic_t interrupted;
 void catch_sigint(void);
 void release_sigint(void);
