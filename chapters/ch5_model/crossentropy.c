@@ -13,15 +13,19 @@
 // result is too.
 #define LANES 16
 
+// The maximum: 64 running values (gcc vectorises this select with 64,
+// where with 16 it keeps each running value in its own scalar register).
+#define MAX_LANES 64
+
 static float row_max(const float *row, int V) {
-    float m[LANES], mx = row[0];
-    for (int j = 0; j < LANES; j++) m[j] = row[0];
+    float m[MAX_LANES], mx = row[0];
+    for (int j = 0; j < MAX_LANES; j++) m[j] = row[0];
     int v = 0;
-    for (; v + LANES <= V; v += LANES)
-        for (int j = 0; j < LANES; j++)
+    for (; v + MAX_LANES <= V; v += MAX_LANES)
+        for (int j = 0; j < MAX_LANES; j++)
             m[j] = row[v + j] > m[j] ? row[v + j] : m[j];
     for (; v < V; v++) mx = row[v] > mx ? row[v] : mx;
-    for (int j = 0; j < LANES; j++) mx = m[j] > mx ? m[j] : mx;
+    for (int j = 0; j < MAX_LANES; j++) mx = m[j] > mx ? m[j] : mx;
     return mx;
 }
 
