@@ -17,20 +17,16 @@ static int check_fits(int B, int T, int C, int NH, int cB, int cT, int cC,
                       int cNH, const char *what, Error *err);
 
 //> heads
-// A head's HS channels are a short run (32 floats here): a plain loop,
-// which the compiler turns into a few vector moves, costs less than a
-// call of memcpy for each.
 void heads_split(float *out, const float *inp, int ld, int B, int T, int C,
                  int NH) {
     int HS = C / NH;
     PARALLEL_FOR
     for (int bt = 0; bt < B * T; bt++) {
         int b = bt / T, t = bt % T;
-        const float *row = inp + (size_t)bt * ld;
-        for (int h = 0; h < NH; h++) {  // channels h*HS.. -> head h, row t
-            float *dst = out + (((size_t)b * NH + h) * T + t) * HS;
-            for (int i = 0; i < HS; i++) dst[i] = row[h * HS + i];
-        }
+        for (int h = 0; h < NH; h++)    // channels h*HS.. -> head h, row t
+            memcpy(out + (((size_t)b * NH + h) * T + t) * HS,
+                   inp + (size_t)bt * ld + (size_t)h * HS,
+                   (size_t)HS * sizeof *out);
     }
 }
 
@@ -40,11 +36,10 @@ void heads_merge(float *out, const float *inp, int ld, int B, int T, int C,
     PARALLEL_FOR
     for (int bt = 0; bt < B * T; bt++) {
         int b = bt / T, t = bt % T;
-        float *row = out + (size_t)bt * ld;
-        for (int h = 0; h < NH; h++) {  // head h, row t -> channels h*HS..
-            const float *src = inp + (((size_t)b * NH + h) * T + t) * HS;
-            for (int i = 0; i < HS; i++) row[h * HS + i] = src[i];
-        }
+        for (int h = 0; h < NH; h++)    // head h, row t -> channels h*HS..
+            memcpy(out + (size_t)bt * ld + (size_t)h * HS,
+                   inp + (((size_t)b * NH + h) * T + t) * HS,
+                   (size_t)HS * sizeof *out);
     }
 }
 //< heads
