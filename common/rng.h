@@ -33,6 +33,10 @@ uint32_t rng_below(Rng *r, uint32_t n);
 // Uniform float in [0, 1) with 24 random bits (one draw).
 float rng_uniform(Rng *r);
 
+// out[0..n-1] = n calls of rng_uniform, in order (the same numbers and
+// the same state after), only faster.
+void rng_uniform_fill(Rng *r, float *out, size_t n);
+
 // n normal(mean, std) floats. For n >= 16 this is PyTorch's vectorised
 // Box-Muller over blocks of 16 uniforms, so torch.randn(n) after the same
 // seed gives the same values (up to float rounding in log/sin/cos, ~1e-7).

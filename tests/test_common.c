@@ -70,6 +70,32 @@ START_TEST(rng_reproducible_and_in_range) {
 }
 END_TEST
 
+// rng_uniform_fill is n calls of rng_uniform: the same numbers, and the
+// same state after, from any starting point in the generator's block of
+// 624 words and for lengths that stop short of, reach and cross the ends
+// of blocks.
+START_TEST(rng_uniform_fill_is_uniform_draws) {
+    static const size_t lens[] = {0, 1, 5, 623, 624, 625, 1300, 3000};
+    static const int skips[] = {0, 1, 300, 623};
+    float got[3000];
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < 8; j++) {
+            Rng a, b;
+            rng_seed(&a, 77);
+            rng_seed(&b, 77);
+            for (int i = 0; i < skips[k]; i++) rng_u32(&a), rng_u32(&b);
+            rng_uniform_fill(&a, got, lens[j]);
+            for (size_t i = 0; i < lens[j]; i++) {
+                float want = rng_uniform(&b);
+                ck_assert_msg(got[i] == want, "skip %d, n %zu: value %zu "
+                              "is %.9g, one draw at a time gives %.9g",
+                              skips[k], lens[j], i, got[i], want);
+            }
+            ck_assert_uint_eq(rng_u32(&a), rng_u32(&b));
+        }
+}
+END_TEST
+
 START_TEST(rng_normal_moments) {
     enum { N = 100000 };
     float *x = alloc_floats(N);
@@ -442,6 +468,7 @@ Suite *common_suite(void) {
     tcase_add_test(tc, rng_matches_torch_rand);
     tcase_add_test(tc, rng_matches_torch_randn);
     tcase_add_test(tc, rng_reproducible_and_in_range);
+    tcase_add_test(tc, rng_uniform_fill_is_uniform_draws);
     tcase_add_test(tc, rng_normal_moments);
     suite_add_tcase(s, tc);
     tc = tcase_new("gemm", "common");

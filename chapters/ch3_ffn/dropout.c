@@ -25,8 +25,12 @@ int dropout_forward(float *out, float *mask, const float *inp, float p,
                          "generator, got none", (double)p);
     float scale = 1.0f / (1.0f - p);
     // One draw per element, in order: the same mask on any thread count.
+    // The draws land in mask first (rng_uniform_fill makes them in one
+    // vectorised loop), then become 0 or the scale.
+    rng_uniform_fill(rng, mask, n);
+    PARALLEL_FOR
     for (size_t i = 0; i < n; i++) {
-        mask[i] = rng_uniform(rng) < p ? 0.0f : scale;
+        mask[i] = mask[i] < p ? 0.0f : scale;
         out[i] = inp[i] * mask[i];
     }
     return 0;
