@@ -174,6 +174,36 @@ int attention_forward(float *out, float *att, const float *q,
 }
 //< attention-forward
 
+//> attention-step
+int attention_step(float *out, float *att, const float *q, const float *k,
+                   const float *v, const int *key_mask, int B, int NH,
+                   int Tk, int T, int HS, Error *err) {
+    if (check_sizes(B, NH, 1, T, HS, err) != 0) return -1;
+    if (Tk < 1 || Tk > T)
+        return error_set(err, "attention: %d keys in a cache of %d "
+                         "positions", Tk, T);
+    int Z = B * NH;
+    size_t ks = (size_t)T * HS;             // heads lie T positions apart
+    float scale = 1.0f / sqrtf((float)HS);
+    // one parallel loop over every head: a head's work is a few hundred
+    // multiply-adds, far less than what starting the threads costs, so
+    // it must not be a parallel loop of its own
+    PARALLEL_FOR
+    for (int z = 0; z < Z; z++) {
+        const float *kz = k + z * ks, *vz = v + z * ks;
+        const int *mask = key_mask ? key_mask + (size_t)(z / NH) * T : NULL;
+        float *a = att + (size_t)z * T;
+        // the products and the softmax of attention_forward's one row
+        gemm(false, true, 1, Tk, HS, scale, q + (size_t)z * HS, HS, kz, HS,
+             0.0f, a, Tk);
+        masked_softmax_row(a, Tk, Tk, mask);
+        gemm(false, false, 1, HS, Tk, 1.0f, a, Tk, vz, HS, 0.0f,
+             out + (size_t)z * HS, HS);
+    }
+    return 0;
+}
+//< attention-step
+
 // 1 + the last column in which one of the m rows of a (row stride Tk) is
 // not 0: the keys past it were hidden from every one of those rows.
 static int last_nonzero_column(const float *a, int m, int Tk) {

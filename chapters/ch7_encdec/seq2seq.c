@@ -725,3 +725,40 @@ int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err) {
     return 0;
 }
 //< seq2seq-reorder
+
+//> seq2seq-drop
+int seq2seq_state_drop(Seq2SeqState *st, int b, Error *err) {
+    int k = st->copies, n = st->cur_R / k, last = n - 1;
+    if (b < 0 || b >= n)
+        return error_set(err, "decoding: cannot drop source %d: the state "
+                         "holds sources 0 to %d", b, last);
+    st->cur_R -= k;
+    if (b == last) return 0;
+    // the last source's rows move into b's: its source mask, memory and
+    // cross-attention keys and values (S positions a row, packed), and
+    // the self-attention keys and values in use (each head's first len
+    // of T positions)
+    size_t S = (size_t)st->cur_S, C = (size_t)st->layers[0].self_kv.C;
+    size_t to = (size_t)b * k, from = (size_t)last * k;
+    memcpy(st->src_mask + to * S, st->src_mask + from * S,
+           k * S * sizeof *st->src_mask);
+    memcpy(st->memory + to * S * C, st->memory + from * S * C,
+           k * S * C * sizeof *st->memory);
+    int NH = st->layers[0].self_kv.NH;
+    size_t HS = C / NH, head = (size_t)st->T * HS, row = head * NH;
+    size_t used = (size_t)st->len * HS * sizeof(float);
+    for (int l = 0; l < st->n_dec; l++) {
+        XattnKv *x = &st->layers[l].cross_kv;
+        size_t xs = (size_t)x->len * C;   // x->len = S, packed
+        memcpy(x->k + to * xs, x->k + from * xs, k * xs * sizeof *x->k);
+        memcpy(x->v + to * xs, x->v + from * xs, k * xs * sizeof *x->v);
+        float *kv[2] = {st->layers[l].self_kv.k, st->layers[l].self_kv.v};
+        for (int i = 0; i < 2; i++)
+            for (size_t r = 0; r < (size_t)k; r++)
+                for (int h = 0; h < NH; h++)
+                    memcpy(kv[i] + (to + r) * row + h * head,
+                           kv[i] + (from + r) * row + h * head, used);
+    }
+    return 0;
+}
+//< seq2seq-drop
