@@ -185,20 +185,22 @@ int attention_step(float *out, float *att, const float *q, const float *k,
     int Z = B * NH;
     size_t ks = (size_t)T * HS;             // heads lie T positions apart
     float scale = 1.0f / sqrtf((float)HS);
-    // one parallel loop over every head: a head's work is a few hundred
-    // multiply-adds, far less than what starting the threads costs, so
-    // it must not be a parallel loop of its own
+    // one parallel loop over every head: a head's work is a few thousand
+    // multiply-adds, less than what starting the threads costs, so it
+    // must not be a parallel loop of its own; and too little for gemm,
+    // whose calls would cost as much as the sums, so they are loops here
     PARALLEL_FOR
     for (int z = 0; z < Z; z++) {
-        const float *kz = k + z * ks, *vz = v + z * ks;
+        const float *qz = q + (size_t)z * HS, *kz = k + z * ks;
+        const float *vz = v + z * ks;
         const int *mask = key_mask ? key_mask + (size_t)(z / NH) * T : NULL;
-        float *a = att + (size_t)z * T;
-        // the products and the softmax of attention_forward's one row
-        gemm(false, true, 1, Tk, HS, scale, q + (size_t)z * HS, HS, kz, HS,
-             0.0f, a, Tk);
+        float *a = att + (size_t)z * T, *o = out + (size_t)z * HS;
+        for (int s = 0; s < Tk; s++)   // scores = scale q . k_s
+            a[s] = scale * dot_of(qz, kz + (size_t)s * HS, HS);
         masked_softmax_row(a, Tk, Tk, mask);
-        gemm(false, false, 1, HS, Tk, 1.0f, a, Tk, vz, HS, 0.0f,
-             out + (size_t)z * HS, HS);
+        memset(o, 0, (size_t)HS * sizeof *o);   // out = sum_s a_s v_s
+        for (int s = 0; s < Tk; s++)
+            for (int i = 0; i < HS; i++) o[i] += a[s] * vz[(size_t)s * HS + i];
     }
     return 0;
 }

@@ -73,8 +73,9 @@ void attention_backward(float *dq,          // (B, NH, Tq, HS)
 // One query per head against a KV cache, for decoding: each of the B * NH
 // heads has room for T positions, of which the first Tk are keys (heads
 // lie T positions apart, unlike attention_forward's Tk). The result is
-// attention_forward's with Tq = 1 and those Tk keys, bit for bit. Returns
-// 0, or -1 with a message for a size below 1 or Tk > T.
+// attention_forward's with Tq = 1 and those Tk keys, up to the rounding
+// of another order of summation. Returns 0, or -1 with a message for a
+// size below 1 or Tk > T.
 int attention_step(float *out,           // (B, NH, HS)
                    float *att,           // (B, NH, T) weights, first Tk
                    const float *q,       // (B, NH, HS)

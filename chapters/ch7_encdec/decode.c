@@ -51,6 +51,25 @@ static int check_call(const Seq2Seq *m, const Seq2SeqState *st,
     return 0;
 }
 
+// The first of the largest of x[0..n-1], as the loop "if (x[v] > x[y])
+// y = v" finds it, in two passes the compiler vectorises: the largest,
+// in 16 running maxima side by side, then the first value equal to it.
+#define LANES 16
+static int argmax(const float *x, int n) {
+    float m[LANES], mx = x[0];
+    if (mx != mx) return 0;   // a NaN first: that loop keeps 0
+    for (int j = 0; j < LANES; j++) m[j] = x[0];
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++)
+            m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+    for (int j = 0; j < LANES; j++) mx = m[j] > mx ? m[j] : mx;
+    for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    for (i = 0; i < n; i++)
+        if (x[i] == mx) return i;
+    return 0;
+}
+
 // Greedy decoding's row i is done: the state's last row (of n) takes
 // its place, with its next token and its sentence.
 static int drop_row(Seq2SeqState *st, int *tokens, int *who, int i, int *n,
@@ -91,9 +110,7 @@ int greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
         if ((rc = seq2seq_step(m, st, tokens, logits, err)) != 0) break;
         for (int i = n - 1; i >= 0 && rc == 0; i--) {
             const float *row = logits + (size_t)i * V;
-            int y = 0, b = who[i];
-            for (int v = 1; v < V; v++)
-                if (row[v] > row[y]) y = v;
+            int y = argmax(row, V), b = who[i];
             if (y != dc->eos) {
                 out[(size_t)b * max_out + len[b]++] = y;
                 tokens[i] = y;
@@ -143,7 +160,6 @@ static void offer(Candidate *top, int n, int *have, Candidate c) {
 // libm's exp in double is one call per value), summed in 16 lanes of
 // double: off from the exact value by about 1e-7, the same for every
 // token of the row, so a row's candidates keep their order.
-#define LANES 16
 static double log_sum_exp(const float *z, int V) {
     float m[LANES], mx = -INFINITY;
     for (int j = 0; j < LANES; j++) m[j] = -INFINITY;

@@ -228,6 +228,7 @@ struct Seq2SeqState {
     float *enc_a, *enc_b;     // (B,S,C) the stream, ping-pong
     float *enc_mean, *enc_rstd;   // (B,S)
     float *swap;              // (R, T, C) the reorder's copy
+    bool *kept;               // (R,) the rows the reorder keeps in swap
     float *mem;
     int *imem;
 };
