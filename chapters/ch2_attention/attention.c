@@ -174,6 +174,38 @@ int attention_forward(float *out, float *att, const float *q,
 }
 //< attention-forward
 
+//> attention-step
+int attention_step(float *out, float *att, const float *q, const float *k,
+                   const float *v, const int *key_mask, int B, int NH,
+                   int Tk, int T, int HS, Error *err) {
+    if (check_sizes(B, NH, 1, T, HS, err) != 0) return -1;
+    if (Tk < 1 || Tk > T)
+        return error_set(err, "attention: %d keys in a cache of %d "
+                         "positions", Tk, T);
+    int Z = B * NH;
+    size_t ks = (size_t)T * HS;             // heads lie T positions apart
+    float scale = 1.0f / sqrtf((float)HS);
+    // one parallel loop over every head: a head's work is a few thousand
+    // multiply-adds, less than what starting the threads costs, so it
+    // must not be a parallel loop of its own; and too little for gemm,
+    // whose calls would cost as much as the sums, so they are loops here
+    PARALLEL_FOR
+    for (int z = 0; z < Z; z++) {
+        const float *qz = q + (size_t)z * HS, *kz = k + z * ks;
+        const float *vz = v + z * ks;
+        const int *mask = key_mask ? key_mask + (size_t)(z / NH) * T : NULL;
+        float *a = att + (size_t)z * T, *o = out + (size_t)z * HS;
+        for (int s = 0; s < Tk; s++)   // scores = scale q . k_s
+            a[s] = scale * dot_of(qz, kz + (size_t)s * HS, HS);
+        masked_softmax_row(a, Tk, Tk, mask);
+        memset(o, 0, (size_t)HS * sizeof *o);   // out = sum_s a_s v_s
+        for (int s = 0; s < Tk; s++)
+            for (int i = 0; i < HS; i++) o[i] += a[s] * vz[(size_t)s * HS + i];
+    }
+    return 0;
+}
+//< attention-step
+
 // 1 + the last column in which one of the m rows of a (row stride Tk) is
 // not 0: the keys past it were hidden from every one of those rows.
 static int last_nonzero_column(const float *a, int m, int Tk) {

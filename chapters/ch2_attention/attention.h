@@ -70,6 +70,20 @@ void attention_backward(float *dq,          // (B, NH, Tq, HS)
                         int B, int NH, int Tq, int Tk, int HS);
 //< attention-api
 
+// One query per head against a KV cache, for decoding: each of the B * NH
+// heads has room for T positions, of which the first Tk are keys (heads
+// lie T positions apart, unlike attention_forward's Tk). The result is
+// attention_forward's with Tq = 1 and those Tk keys, up to the rounding
+// of another order of summation. Returns 0, or -1 with a message for a
+// size below 1 or Tk > T.
+int attention_step(float *out,           // (B, NH, HS)
+                   float *att,           // (B, NH, T) weights, first Tk
+                   const float *q,       // (B, NH, HS)
+                   const float *k,       // (B, NH, T, HS)
+                   const float *v,       // (B, NH, T, HS)
+                   const int *key_mask,  // (B, T) or NULL
+                   int B, int NH, int Tk, int T, int HS, Error *err);
+
 // How many keys the causal mask lets query t see: they are always the
 // first ones, keys 0 .. n-1. Tk when causal is false; 0 when the query
 // comes before every key (Tq > Tk). key_mask is applied on top of this.

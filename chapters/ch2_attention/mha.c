@@ -152,18 +152,11 @@ int mha_step(float *out, MhaKv *kv, const float *inp, const float *c_attn_w,
         memcpy(kv->k + at, row + C, (size_t)HS * sizeof *kv->k);
         memcpy(kv->v + at, row + 2 * C, (size_t)HS * sizeof *kv->v);
     }
-    // one query per head against keys 0 .. t: heads lie T positions
-    // apart in the cache, so each head is its own call
-    for (int bh = 0; bh < B * NH; bh++) {
-        size_t head = (size_t)bh * T * HS;
-        const int *mask = key_mask ? key_mask + (size_t)(bh / NH) * T : NULL;
-        if (attention_forward(kv->yh + (size_t)bh * HS,
-                              kv->att + (size_t)bh * T,
-                              kv->q + (size_t)bh * HS, kv->k + head,
-                              kv->v + head, mask, false, 1, 1, 1, t + 1, HS,
-                              err) != 0)
-            return -1;
-    }
+    // one query per head against keys 0 .. t; heads lie T positions
+    // apart in the cache
+    if (attention_step(kv->yh, kv->att, kv->q, kv->k, kv->v, key_mask, B,
+                       NH, t + 1, T, HS, err) != 0)
+        return -1;
     heads_merge(kv->y, kv->yh, C, B, 1, C, NH);
     linear_forward(out, kv->y, c_proj_w, c_proj_b, B, C, C);
     kv->len = t + 1;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fastexp.h"
 #include "mem.h"
 
 DecodeConfig decode_config_default(void) {
@@ -50,6 +51,35 @@ static int check_call(const Seq2Seq *m, const Seq2SeqState *st,
     return 0;
 }
 
+// The first of the largest of x[0..n-1], as the loop "if (x[v] > x[y])
+// y = v" finds it, in two passes the compiler vectorises: the largest,
+// in 16 running maxima side by side, then the first value equal to it.
+#define LANES 16
+static int argmax(const float *x, int n) {
+    float m[LANES], mx = x[0];
+    if (mx != mx) return 0;   // a NaN first: that loop keeps 0
+    for (int j = 0; j < LANES; j++) m[j] = x[0];
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++)
+            m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+    for (int j = 0; j < LANES; j++) mx = m[j] > mx ? m[j] : mx;
+    for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    for (i = 0; i < n; i++)
+        if (x[i] == mx) return i;
+    return 0;
+}
+
+// Greedy decoding's row i is done: the state's last row (of n) takes
+// its place, with its next token and its sentence.
+static int drop_row(Seq2SeqState *st, int *tokens, int *who, int i, int *n,
+                    Error *err) {
+    int last = --*n;
+    tokens[i] = tokens[last];
+    who[i] = who[last];
+    return seq2seq_state_drop(st, i, err);
+}
+
 //> greedy
 int greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
                   int B, int S, const DecodeConfig *dc, int *out,
@@ -60,40 +90,40 @@ int greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
         return -1;
     int *limit = xmalloc((size_t)B * sizeof *limit);
     int *tokens = xmalloc((size_t)B * sizeof *tokens);
-    bool *ended = xcalloc((size_t)B, sizeof *ended);
+    int *who = xmalloc((size_t)B * sizeof *who);
     float *logits = xmalloc((size_t)B * V * sizeof *logits);
     int steps = length_limits(limit, m, st, src, B, S, dc, max_out);
-    int rc = 0;
+    // The state's row i decodes sentence who[i]; rows 0 .. n-1 are still
+    // decoding. A sentence that ends is dropped from the state, the last
+    // row taking its place, so that no step runs a finished row. Rows go
+    // from the last to the first: the row that moves in was seen already.
+    int n = B, rc = 0;
     for (int b = 0; b < B; b++) {
         tokens[b] = dc->bos;
+        who[b] = b;
         len[b] = 0;
         if (done) done[b] = false;
-        ended[b] = limit[b] == 0;
     }
-    for (int t = 0; t < steps; t++) {
+    for (int i = B - 1; i >= 0 && rc == 0; i--)
+        if (limit[i] == 0) rc = drop_row(st, tokens, who, i, &n, err);
+    for (int t = 0; t < steps && n > 0 && rc == 0; t++) {
         if ((rc = seq2seq_step(m, st, tokens, logits, err)) != 0) break;
-        int alive = 0;
-        for (int b = 0; b < B; b++) {
-            if (ended[b]) continue;   // its row runs on, unread
-            const float *row = logits + (size_t)b * V;
-            int y = 0;
-            for (int v = 1; v < V; v++)
-                if (row[v] > row[y]) y = v;
-            if (y == dc->eos) {
-                ended[b] = true;
-                if (done) done[b] = true;
-                continue;
+        for (int i = n - 1; i >= 0 && rc == 0; i--) {
+            const float *row = logits + (size_t)i * V;
+            int y = argmax(row, V), b = who[i];
+            if (y != dc->eos) {
+                out[(size_t)b * max_out + len[b]++] = y;
+                tokens[i] = y;
+            } else if (done) {
+                done[b] = true;
             }
-            out[(size_t)b * max_out + len[b]++] = y;
-            tokens[b] = y;
-            ended[b] = len[b] >= limit[b];
-            alive += !ended[b];
+            if (y == dc->eos || len[b] >= limit[b])
+                rc = drop_row(st, tokens, who, i, &n, err);
         }
-        if (alive == 0) break;
     }
     free(limit);
     free(tokens);
-    free(ended);
+    free(who);
     free(logits);
     return rc;
 }
@@ -123,6 +153,46 @@ static void offer(Candidate *top, int n, int *have, Candidate c) {
         i--;
     }
     top[i] = c;
+}
+
+// log sum_v e^z[v] of one row of logits, the log-softmax's normaliser.
+// The exps are float (exp_fast: the compiler vectorises them, where
+// libm's exp in double is one call per value), summed in 16 lanes of
+// double: off from the exact value by about 1e-7, the same for every
+// token of the row, so a row's candidates keep their order.
+static double log_sum_exp(const float *z, int V) {
+    float m[LANES], mx = -INFINITY;
+    for (int j = 0; j < LANES; j++) m[j] = -INFINITY;
+    int i = 0;
+    for (; i + LANES <= V; i += LANES)
+        for (int j = 0; j < LANES; j++)
+            m[j] = z[i + j] > m[j] ? z[i + j] : m[j];
+    for (int j = 0; j < LANES; j++) mx = m[j] > mx ? m[j] : mx;
+    for (int v = i; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+    double s[LANES] = {0}, sum = 0;
+    for (i = 0; i + LANES <= V; i += LANES)
+        for (int j = 0; j < LANES; j++) s[j] += exp_fast(z[i + j] - mx);
+    for (int j = 0; j < LANES; j++) sum += s[j];
+    for (int v = i; v < V; v++) sum += exp_fast(z[v] - mx);
+    return mx + log(sum);
+}
+
+// Offers row r's V candidates (log P = base + z[v] - lse) to the best n.
+// Once the list is full, a candidate must beat its last, so a logit below
+// the cut that the last sets cannot make it: only the few above it are
+// offered. The cut is loose by far more than the rounding of the doubles
+// (1e-4 relative), so the list ends exactly as if all V were offered.
+static void offer_row(Candidate *top, int n, int *have, const float *z,
+                      int V, double base, double lse, int r) {
+    float cut = -INFINITY;
+    for (int v = 0; v < V; v++) {
+        if (z[v] < cut) continue;   // (a NaN is offered, as before)
+        offer(top, n, have, (Candidate){base + (z[v] - lse), r, v});
+        if (*have == n) {
+            float c = (float)(top[n - 1].logp - base + lse);
+            cut = c - 1e-4f * (1.0f + fabsf(c));
+        }
+    }
 }
 
 static double normalised(double logp, int length, float alpha) {
@@ -158,27 +228,23 @@ static void finish(Beams *s, int b, const int *tokens, int n, bool eos,
 }
 
 //> beam
-// Step t of source b's search (its live beams hold t tokens): the 2k
+// Step t of source b's search, in the state's rows j*k .. j*k+k-1 (its
+// live beams hold t tokens): the 2k
 // best one-token extensions; an <eos> among the first k finishes a
 // hypothesis, the first k others become the new beams, and those that
 // reach the length limit finish there. Returns whether the search goes
 // on: a live beam could still beat the best finished hypothesis.
-static bool beam_step(Beams *s, int b, int t, int limit, int V,
+static bool beam_step(Beams *s, int j, int b, int t, int limit, int V,
                       const DecodeConfig *dc, int *out, int *len,
                       bool *done, float *score) {
     int k = s->k, have = 0, mo = s->max_out;
-    for (int r = b * k; r < (b + 1) * k; r++) {
+    for (int r = j * k; r < (j + 1) * k; r++) {
         if (!s->alive[r]) continue;
         const float *z = s->logits + (size_t)r * V;
-        double mx = z[0], sum = 0;
-        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        for (int v = 0; v < V; v++) sum += exp(z[v] - mx);
-        double lse = mx + log(sum);
-        for (int v = 0; v < V; v++)
-            offer(s->top, 2 * k, &have,
-                  (Candidate){s->logp[r] + (z[v] - lse), r, v});
+        offer_row(s->top, 2 * k, &have, z, V, s->logp[r],
+                  log_sum_exp(z, V), r);
     }
-    int n = 0;                 // new beams, into rows b*k .. b*k+n-1
+    int n = 0;                 // new beams, into rows j*k .. j*k+n-1
     double bound = -INFINITY;  // the best score a live beam could reach
     for (int i = 0; i < have && n < k; i++) {
         const Candidate *c = &s->top[i];
@@ -189,7 +255,7 @@ static bool beam_step(Beams *s, int b, int t, int limit, int V,
                        score);
             continue;
         }
-        int r = b * k + n++;
+        int r = j * k + n++;
         int *h2 = s->hist2 + (size_t)r * mo;
         memcpy(h2, h, (size_t)t * sizeof *h2);
         h2[t] = c->v;
@@ -205,7 +271,7 @@ static bool beam_step(Beams *s, int b, int t, int limit, int V,
                    done, score);
         }
     }
-    for (int r = b * k + n; r < (b + 1) * k; r++) {   // dead rows
+    for (int r = j * k + n; r < (j + 1) * k; r++) {   // dead rows
         s->from[r] = r;
         s->alive[r] = false;
         s->tokens[r] = dc->eos;
@@ -213,6 +279,23 @@ static bool beam_step(Beams *s, int b, int t, int limit, int V,
     return bound > s->best[b];
 }
 //< beam
+
+// Source j's search is over: the last of the n sources in the state
+// takes its place, with its beams' rows (their t tokens so far).
+static int drop_source(Beams *s, Seq2SeqState *st, int *who, int j, int *n,
+                       int t, Error *err) {
+    int k = s->k, last = --*n;
+    who[j] = who[last];
+    for (int i = 0; i < k && j != last; i++) {
+        int r = j * k + i, q = last * k + i;
+        s->logp[r] = s->logp[q];
+        s->alive[r] = s->alive[q];
+        s->tokens[r] = s->tokens[q];
+        memcpy(s->hist + (size_t)r * s->max_out,
+               s->hist + (size_t)q * s->max_out, (size_t)t * sizeof *s->hist);
+    }
+    return seq2seq_state_drop(st, j, err);
+}
 
 int beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src, int B,
                 int S, const DecodeConfig *dc, int *out, int max_out,
@@ -236,36 +319,38 @@ int beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src, int B,
     s.tokens = xmalloc((size_t)R * sizeof *s.tokens);
     s.logits = xmalloc((size_t)R * V * sizeof *s.logits);
     int *limit = xmalloc((size_t)B * sizeof *limit);
-    bool *over = xmalloc((size_t)B * sizeof *over);
+    int *who = xmalloc((size_t)B * sizeof *who);
+    bool *going = xmalloc((size_t)B * sizeof *going);
     int steps = length_limits(limit, m, st, src, B, S, dc, max_out);
+    // The state's rows j*k .. j*k+k-1 are the beams of source who[j], for
+    // j < n: a source whose search is over is dropped, as greedy decoding
+    // drops a row, the last source taking its place.
+    int n = B, rc = 0;
     for (int b = 0; b < B; b++) {
         s.best[b] = -INFINITY;
         len[b] = 0;
         if (done) done[b] = false;
         if (score) score[b] = -INFINITY;
-        s.alive[b * k] = limit[b] > 0;   // one beam to start from
-        over[b] = limit[b] == 0;
+        s.alive[b * k] = true;   // one beam to start from
+        who[b] = b;
     }
     for (int r = 0; r < R; r++) s.tokens[r] = dc->bos;
-    int rc = 0;
-    for (int t = 0; t < steps; t++) {
+    for (int j = B - 1; j >= 0 && rc == 0; j--)
+        if (limit[j] == 0) rc = drop_source(&s, st, who, j, &n, 0, err);
+    for (int t = 0; t < steps && n > 0 && rc == 0; t++) {
         if ((rc = seq2seq_step(m, st, s.tokens, s.logits, err)) != 0) break;
-        int searching = 0;
-        for (int b = 0; b < B; b++) {
-            if (!over[b])
-                over[b] = !beam_step(&s, b, t, limit[b], V, dc, out, len,
-                                     done, score);
-            if (over[b])   // its rows run on, unread
-                for (int r = b * k; r < (b + 1) * k; r++) {
-                    s.from[r] = r;
-                    s.tokens[r] = dc->eos;
-                }
-            searching += !over[b];
+        for (int j = 0; j < n; j++) {
+            int b = who[j];
+            going[j] = beam_step(&s, j, b, t, limit[b], V, dc, out, len,
+                                 done, score);
+            if (!going[j])   // its rows stay as they are, to be dropped
+                for (int r = j * k; r < (j + 1) * k; r++) s.from[r] = r;
         }
-        if (searching == 0) break;
         int *h = s.hist;
         s.hist = s.hist2, s.hist2 = h;
         if ((rc = seq2seq_state_reorder(st, s.from, err)) != 0) break;
+        for (int j = n - 1; j >= 0 && rc == 0; j--)
+            if (!going[j]) rc = drop_source(&s, st, who, j, &n, t + 1, err);
     }
     free(s.logp);
     free(s.alive);
@@ -277,6 +362,7 @@ int beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src, int B,
     free(s.tokens);
     free(s.logits);
     free(limit);
-    free(over);
+    free(who);
+    free(going);
     return rc;
 }

@@ -583,6 +583,7 @@ int seq2seq_state_alloc(Seq2SeqState *st, const Seq2SeqConfig *cfg, int B,
     Slot t[9];
     st->mem = layout_alloc(t, state_slots(t, st, cfg, B, S, copies));
     st->swap = alloc_floats((size_t)R * T * C);
+    st->kept = xcalloc((size_t)R, sizeof *st->kept);
     st->imem = xcalloc((size_t)(R + B) * S, sizeof *st->imem);
     st->src_mask = st->imem;
     st->enc_mask = st->imem + (size_t)R * S;
@@ -602,6 +603,7 @@ void seq2seq_state_free(Seq2SeqState *st, const Seq2SeqConfig *cfg) {
     block_cache_free(&st->enc);
     free(st->mem);
     free(st->swap);
+    free(st->kept);
     free(st->imem);
     memset(st, 0, sizeof *st);
 }
@@ -699,9 +701,16 @@ int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err) {
     // every decoder layer's self-attention keys and values: row r is one
     // block of (NH, T, HS) = T * C floats in each, of which each head's
     // first len positions are in use. Only rows that take another's
-    // place move, and only what is in use: first gathered into swap (from
-    // the old rows), then put in place. The cross-attention's keys and
+    // place move, and only what is in use. A row's old keys are lost
+    // once it is written over, so a row that is both written over and
+    // read by another is first kept in swap; every other row is read in
+    // place, and most moves are one copy. The cross-attention's keys and
     // values stay, since every row of a source reads the same memory.
+    int R = st->cur_R;
+    for (int r = 0; r < R; r++) st->kept[r] = false;
+    for (int r = 0; r < R; r++)
+        if (from[r] != r && from[from[r]] != from[r])
+            st->kept[from[r]] = true;
     const MhaKv *k0 = &st->layers[0].self_kv;
     int NH = k0->NH;
     size_t head = (size_t)st->T * (k0->C / NH), row = head * NH;
@@ -709,19 +718,57 @@ int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err) {
     for (int l = 0; l < st->n_dec; l++) {
         float *kv[2] = {st->layers[l].self_kv.k, st->layers[l].self_kv.v};
         for (int i = 0; i < 2; i++) {
-            for (int r = 0; r < st->cur_R; r++)
-                if (from[r] != r)
+            for (int r = 0; r < R; r++)
+                if (st->kept[r])
                     for (int h = 0; h < NH; h++)
                         memcpy(st->swap + r * row + h * head,
-                               kv[i] + (size_t)from[r] * row + h * head,
-                               used);
-            for (int r = 0; r < st->cur_R; r++)
-                if (from[r] != r)
-                    for (int h = 0; h < NH; h++)
-                        memcpy(kv[i] + r * row + h * head,
-                               st->swap + r * row + h * head, used);
+                               kv[i] + r * row + h * head, used);
+            for (int r = 0; r < R; r++) {
+                if (from[r] == r) continue;
+                const float *src = (st->kept[from[r]] ? st->swap : kv[i])
+                                   + (size_t)from[r] * row;
+                for (int h = 0; h < NH; h++)
+                    memcpy(kv[i] + r * row + h * head, src + h * head, used);
+            }
         }
     }
     return 0;
 }
 //< seq2seq-reorder
+
+//> seq2seq-drop
+int seq2seq_state_drop(Seq2SeqState *st, int b, Error *err) {
+    int k = st->copies, n = st->cur_R / k, last = n - 1;
+    if (b < 0 || b >= n)
+        return error_set(err, "decoding: cannot drop source %d: the state "
+                         "holds sources 0 to %d", b, last);
+    st->cur_R -= k;
+    if (b == last) return 0;
+    // the last source's rows move into b's: its source mask, memory and
+    // cross-attention keys and values (S positions a row, packed), and
+    // the self-attention keys and values in use (each head's first len
+    // of T positions)
+    size_t S = (size_t)st->cur_S, C = (size_t)st->layers[0].self_kv.C;
+    size_t to = (size_t)b * k, from = (size_t)last * k;
+    memcpy(st->src_mask + to * S, st->src_mask + from * S,
+           k * S * sizeof *st->src_mask);
+    memcpy(st->memory + to * S * C, st->memory + from * S * C,
+           k * S * C * sizeof *st->memory);
+    int NH = st->layers[0].self_kv.NH;
+    size_t HS = C / NH, head = (size_t)st->T * HS, row = head * NH;
+    size_t used = (size_t)st->len * HS * sizeof(float);
+    for (int l = 0; l < st->n_dec; l++) {
+        XattnKv *x = &st->layers[l].cross_kv;
+        size_t xs = (size_t)x->len * C;   // x->len = S, packed
+        memcpy(x->k + to * xs, x->k + from * xs, k * xs * sizeof *x->k);
+        memcpy(x->v + to * xs, x->v + from * xs, k * xs * sizeof *x->v);
+        float *kv[2] = {st->layers[l].self_kv.k, st->layers[l].self_kv.v};
+        for (int i = 0; i < 2; i++)
+            for (size_t r = 0; r < (size_t)k; r++)
+                for (int h = 0; h < NH; h++)
+                    memcpy(kv[i] + (to + r) * row + h * head,
+                           kv[i] + (from + r) * row + h * head, used);
+    }
+    return 0;
+}
+//< seq2seq-drop

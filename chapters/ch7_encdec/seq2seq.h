@@ -157,6 +157,13 @@ int seq2seq_step(const Seq2Seq *m, Seq2SeqState *st, const int *tokens,
 // far of row from[r], a row of the same source (from[r] / copies ==
 // r / copies). Returns 0, or -1 with a message for any other from[r].
 int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err);
+
+// Drops source b (0 <= b < the sources in the state), whose decoding is
+// over: the last source's rows take its place (nothing moves when b is
+// the last), and the state holds one source fewer, so that the next
+// steps run only the rows still decoding. Returns 0, or
+// -1 with a message for any other b.
+int seq2seq_state_drop(Seq2SeqState *st, int b, Error *err);
 //< seq2seq-step-api
 
 // For at most B sources of S tokens, each decoded as `copies` rows of at
@@ -205,7 +212,8 @@ struct Seq2SeqActs {
 struct Seq2SeqState {
     int B, S, T, copies, R;   // allocated for; R = B * copies rows
     int cur_S;                // the sources' length
-    int cur_R;                // the rows in use: the last encode's B * copies
+    int cur_R;                // the rows in use: the last encode's B * copies,
+                              // less those of dropped sources
     int len;                  // target positions fed so far
     int n_dec;                // decoder layers
     int *src_mask;            // (R, S) each row's source mask
@@ -220,6 +228,7 @@ struct Seq2SeqState {
     float *enc_a, *enc_b;     // (B,S,C) the stream, ping-pong
     float *enc_mean, *enc_rstd;   // (B,S)
     float *swap;              // (R, T, C) the reorder's copy
+    bool *kept;               // (R,) the rows the reorder keeps in swap
     float *mem;
     int *imem;
 };

@@ -6,12 +6,69 @@
 #include "mem.h"
 #include "task.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 static const int *sort_off;   // qsort has no context argument
 
 static int by_source_length(const void *pa, const void *pb) {
     int a = *(const int *)pa, b = *(const int *)pb;
     int d = (sort_off[a + 1] - sort_off[a]) - (sort_off[b + 1] - sort_off[b]);
     return d != 0 ? d : (a > b) - (a < b);
+}
+
+// What one thread decodes a batch with.
+typedef struct {
+    Seq2SeqState st;
+    int *src, *out, *len;   // the batch's sources, outputs, their lengths
+    int failed;             // the first sentence of a batch that failed, or -1
+    Error err;              // its message
+} Work;
+
+// The batches are shared out one at a time, to nt threads (nt is the
+// caller's variable): with one thread, the loops inside may use more.
+#ifdef _OPENMP
+#define PARALLEL_FOR_BATCHES \
+    _Pragma("omp parallel for schedule(dynamic, 1) num_threads(nt)")
+static int thread_id(void) { return omp_get_thread_num(); }
+static int threads_for(int tasks) {
+    int t = omp_get_max_threads();
+    return t < tasks ? t : tasks > 0 ? tasks : 1;
+}
+#else
+#define PARALLEL_FOR_BATCHES
+static int thread_id(void) { return 0; }
+static int threads_for(int tasks) { (void)tasks; return 1; }
+#endif
+
+// Decodes the B sentences order[0..B) (B <= the state's sources) on w's
+// state, and gives each its own copy of its output in rows.
+static int decode_one(const Seq2Seq *m, const DecodeConfig *dc,
+                      const int *src, const int *off, const int *order,
+                      int B, int T, Work *w, int *lens, int **rows) {
+    int bS = 1;
+    for (int r = 0; r < B; r++) {
+        int i = order[r], len = off[i + 1] - off[i];
+        if (len > bS) bS = len;
+    }
+    for (int r = 0; r < B; r++) {
+        int i = order[r], len = off[i + 1] - off[i];
+        for (int j = 0; j < bS; j++)
+            w->src[(size_t)r * bS + j] = j < len ? src[off[i] + j] : TOK_PAD;
+    }
+    int rc = dc->beam == 1
+                 ? greedy_decode(m, &w->st, w->src, B, bS, dc, w->out, T,
+                                 w->len, NULL, &w->err)
+                 : beam_decode(m, &w->st, w->src, B, bS, dc, w->out, T,
+                               w->len, NULL, NULL, &w->err);
+    for (int r = 0; r < B && rc == 0; r++) {
+        int i = order[r], n = w->len[r];
+        lens[i] = n;
+        rows[i] = xmalloc((size_t)(n ? n : 1) * sizeof *rows[i]);
+        memcpy(rows[i], w->out + (size_t)r * T, (size_t)n * sizeof *rows[i]);
+    }
+    return rc;
 }
 
 int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
@@ -39,44 +96,44 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
     sort_off = NULL;
 
     int T = max_len;   // the most target positions the state can hold
-    Seq2SeqState st;
-    if (seq2seq_state_alloc(&st, &m->cfg, batch, S, T, dc->beam, err)
-        != 0) {
-        free(order);
-        return -1;
+    int nb = (n + batch - 1) / batch, nt = threads_for(nb);
+    Work *w = xcalloc((size_t)nt, sizeof *w);
+    int rc = 0;
+    for (int k = 0; k < nt && rc == 0; k++) {
+        rc = seq2seq_state_alloc(&w[k].st, &m->cfg, batch, S, T, dc->beam,
+                                 err);
+        w[k].src = xmalloc((size_t)batch * S * sizeof *w[k].src);
+        w[k].out = xmalloc((size_t)batch * T * sizeof *w[k].out);
+        w[k].len = xmalloc((size_t)batch * sizeof *w[k].len);
+        w[k].failed = -1;
     }
-    int *bsrc = xmalloc((size_t)batch * S * sizeof *bsrc);
-    int *bout = xmalloc((size_t)batch * T * sizeof *bout);
-    int *blen = xmalloc((size_t)batch * sizeof *blen);
     int *lens = xcalloc((size_t)(n ? n : 1), sizeof *lens);
     int **rows = xcalloc((size_t)(n ? n : 1), sizeof *rows);
-    int rc = 0;
-    for (int first = 0; first < n && rc == 0; first += batch) {
-        int B = n - first < batch ? n - first : batch, bS = 1;
-        for (int r = 0; r < B; r++) {
-            int i = order[first + r], len = off[i + 1] - off[i];
-            if (len > bS) bS = len;
-        }
-        for (int r = 0; r < B; r++) {
-            int i = order[first + r], len = off[i + 1] - off[i];
-            for (int j = 0; j < bS; j++)
-                bsrc[(size_t)r * bS + j] = j < len ? src[off[i] + j]
-                                                   : TOK_PAD;
-        }
-        rc = dc->beam == 1
-                 ? greedy_decode(m, &st, bsrc, B, bS, dc, bout, T, blen,
-                                 NULL, err)
-                 : beam_decode(m, &st, bsrc, B, bS, dc, bout, T, blen, NULL,
-                               NULL, err);
-        for (int r = 0; r < B && rc == 0; r++) {
-            int i = order[first + r];
-            lens[i] = blen[r];
-            rows[i] = xmalloc((size_t)(blen[r] ? blen[r] : 1)
-                              * sizeof *rows[i]);
-            memcpy(rows[i], bout + (size_t)r * T,
-                   (size_t)blen[r] * sizeof *rows[i]);
-        }
+    // Each thread decodes whole batches, one at a time, on its own state
+    // (and on one core: an OpenMP loop or a GEMM inside runs on the
+    // thread that calls it). A step of a batch is too little work to
+    // share out: its threads would wait for each other dozens of times a
+    // step, and far longer when another program holds a core. The
+    // longest batches go first, so that no thread is left with one at
+    // the end; every sentence's output is the same whatever the thread.
+    PARALLEL_FOR_BATCHES
+    for (int q = 0; q < nb; q++) {
+        Work *me = &w[thread_id()];
+        int first = (nb - 1 - q) * batch;
+        if (rc != 0 || me->failed >= 0) continue;
+        if (decode_one(m, dc, src, off, order + first,
+                       n - first < batch ? n - first : batch, T, me, lens,
+                       rows) != 0)
+            me->failed = first;
     }
+    for (int k = 0; k < nt && rc == 0; k++)   // the first batch that failed
+        if (w[k].failed >= 0) {
+            int f = k;
+            for (int j = k + 1; j < nt; j++)
+                if (w[j].failed >= 0 && w[j].failed < w[f].failed) f = j;
+            if (err) *err = w[f].err;
+            rc = -1;
+        }
     if (rc == 0) {
         out_off[0] = 0;
         for (int i = 0; i < n; i++) out_off[i + 1] = out_off[i] + lens[i];
@@ -88,10 +145,13 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
     for (int i = 0; i < n; i++) free(rows[i]);
     free(rows);
     free(lens);
-    free(blen);
-    free(bout);
-    free(bsrc);
+    for (int k = 0; k < nt; k++) {
+        free(w[k].src);
+        free(w[k].out);
+        free(w[k].len);
+        seq2seq_state_free(&w[k].st, &m->cfg);
+    }
+    free(w);
     free(order);
-    seq2seq_state_free(&st, &m->cfg);
     return rc;
 }

@@ -131,8 +131,8 @@ int xattn_step(float *out, XattnKv *kv, const float *x,
     // One query per sequence: (B, C) is already laid out as the heads
     // (B, NH, 1, HS), and the output the same, so no split or merge.
     linear_forward(kv->q, x, q_proj_w, q_proj_b, B, C, C);
-    if (attention_forward(kv->y, kv->att, kv->q, kv->k, kv->v, src_mask,
-                          false, B, NH, 1, kv->len, C / NH, err) != 0)
+    if (attention_step(kv->y, kv->att, kv->q, kv->k, kv->v, src_mask, B,
+                       NH, kv->len, kv->len, C / NH, err) != 0)
         return -1;
     linear_forward(out, kv->y, out_proj_w, out_proj_b, B, C, C);
     return 0;

@@ -196,7 +196,8 @@ def main():
                        str(a.threads)], a.timeout, path)
         c_hyps[beam] = mt.read_lines(path)
         speed[beam] = len(refs) / wall
-        rows.append(("./ch7 %s, cache, batches of 64" % name, speed[beam],
+        rows.append(("./ch7 %s, cache, batches of %s" % (
+                         name, "64" if beam == "1" else "32"), speed[beam],
                      mt.bleu(c_hyps[beam], refs), "-"))
     py_dir = os.path.join(out_dir, "torch")
     d_out, _ = run(out_dir, "decode_torch",

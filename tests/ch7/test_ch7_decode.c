@@ -25,6 +25,12 @@
 //   as a fresh state fed those prefixes from the start. A reorder that
 //   moves only the keys (*), or nothing, fails it; a row of another
 //   source (*) or out of range must be refused with a message.
+// decode_drop_keeps_the_rest: after seq2seq_state_drop of a source in
+//   the middle (the last source's rows move into its place) and then of
+//   the last, each row left gives the logits of its own source and
+//   tokens, as the full forward pass; a source out of range is refused
+//   with a message. A drop that moves only the self-attention keys and
+//   values (*), or that moves nothing, fails it.
 // decode_greedy_matches_uncached: greedy_decode against greedy decoding
 //   without any cache, written here: at every step the full forward pass
 //   over the prefix so far and the argmax of its last position. Batches
@@ -351,6 +357,74 @@ START_TEST(decode_reorder_moves_the_cache) {
     seq2seq_acts_free(&a, &m.cfg);
     seq2seq_state_free(&st, &m.cfg);
     seq2seq_state_free(&fresh, &m.cfg);
+    seq2seq_free(&m);
+}
+END_TEST
+
+// ---- seq2seq_state_drop ----------------------------------------------------
+
+START_TEST(decode_drop_keeps_the_rest) {
+    enum { V = 9, B = 3, K = 2, R = B * K, S = 4, T = 5 };
+    ModelSpec ms = {.tie = true, .scale = 2.0f};
+    Seq2Seq m;
+    model_make(&m, V, &ms, 31);
+    Rng rng;
+    rng_seed(&rng, 32);
+    int n[B] = {4, 2, 3}, src[B * S];
+    make_sources(src, B, S, n, V, &rng);
+    int seq[R][T];
+    for (int r = 0; r < R; r++)
+        for (int t = 0; t < T; t++)
+            seq[r][t] = t == 0 ? BOS : 1 + (int)rng_below(&rng, V - 1);
+    // the forward pass of every row's whole sequence
+    int src_rep[R * S], tgt[R * T];
+    for (int r = 0; r < R; r++) {
+        memcpy(src_rep + r * S, src + (r / K) * S, S * sizeof *src);
+        memcpy(tgt + r * T, seq[r], T * sizeof *tgt);
+    }
+    Error err;
+    Seq2SeqActs a;
+    ck_assert(seq2seq_acts_alloc(&a, &m.cfg, R, S, T, &err) == 0);
+    ck_assert_msg(seq2seq_forward(&m, &a, src_rep, tgt, NULL, R, S, T, 0.0f,
+                                  false, NULL, NULL, &err) == 0,
+                  "%s", err.msg);
+    const float *fwd = seq2seq_logits(&a);
+    Seq2SeqState st;
+    ck_assert(seq2seq_state_alloc(&st, &m.cfg, B, S, T, K, &err) == 0);
+    ck_assert(seq2seq_encode(&m, &st, src, B, S, K, &err) == 0);
+    // the sources in the state, by slot: source 0 is dropped after
+    // position 1 (source 2 moves into its place), then the one in slot
+    // 1 (source 1, the last: nothing moves) after position 2
+    int who[B] = {0, 1, 2}, have = B;
+    float got[R * V];
+    for (int t = 0; t < T; t++) {
+        if (t == 2 || t == 3) {
+            int drop = t == 2 ? 0 : 1, bad[] = {-1, have};
+            for (int i = 0; i < 2; i++) {
+                err.msg[0] = '\0';
+                ck_assert_int_eq(seq2seq_state_drop(&st, bad[i], &err), -1);
+                ck_assert(err.msg[0] != '\0');
+            }
+            ck_assert_msg(seq2seq_state_drop(&st, drop, &err) == 0, "%s",
+                          err.msg);
+            who[drop] = who[--have];
+        }
+        int tok[R];
+        for (int j = 0; j < have * K; j++)
+            tok[j] = seq[who[j / K] * K + j % K][t];
+        ck_assert(seq2seq_step(&m, &st, tok, got, &err) == 0);
+        for (int j = 0; j < have * K; j++) {
+            int r = who[j / K] * K + j % K;
+            char what[64];
+            snprintf(what, sizeof what, "row %d of source %d, position %d",
+                     j, who[j / K], t);
+            ck_assert_close_f(what, got + j * V, fwd + ((size_t)r * T + t) * V,
+                              V, STEP_ATOL, STEP_RTOL);
+        }
+    }
+    ck_assert_int_eq(have, 1);
+    seq2seq_acts_free(&a, &m.cfg);
+    seq2seq_state_free(&st, &m.cfg);
     seq2seq_free(&m);
 }
 END_TEST
@@ -758,6 +832,7 @@ Suite *ch7_decode_suite(void) {
     TCase *tc = tcase_new("decode", "ch7");
     tcase_add_test(tc, decode_step_matches_forward);
     tcase_add_test(tc, decode_reorder_moves_the_cache);
+    tcase_add_test(tc, decode_drop_keeps_the_rest);
     tcase_add_test(tc, decode_greedy_matches_uncached);
     tcase_add_test(tc, decode_beam1_is_greedy);
     tcase_add_test(tc, decode_beam_finds_the_best);

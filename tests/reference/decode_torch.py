@@ -14,8 +14,8 @@ and the source sentences go through its tokenizer as bpe.c's. The ways:
      the whole prefix again (the loop most first implementations write)
   b  beam 4, no cache, one sentence at a time
   c  greedy with a key/value cache, batches of 128
-  d  beam 4 with a key/value cache, batches of 64 (as ./ch7
-     --translate-file)
+  d  beam 4 with a key/value cache, batches of 64 (./ch7
+     --translate-file decodes 32 a batch with a beam)
 
 Greedy and beam search are decode.c's (mt_torch.greedy, mt_torch.beam):
 sentences sorted by length, each stopped at <eos> or at its length + 50
