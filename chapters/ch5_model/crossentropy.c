@@ -29,21 +29,26 @@ static float row_max(const float *row, int V) {
     return mx;
 }
 
-// sum of exp(row - mx), each exp written to out (NULL: not kept)
+// sum of exp(row - mx), each exp written to out (NULL: not kept).
+// exp_fast turns a NaN into a tiny number, so a NaN or infinite logit
+// would vanish from the sum; `bad` adds x - x, which is 0 for every
+// finite x and NaN otherwise, and makes the sum NaN as libm's exp would.
 static double sum_exp(float *out, const float *row, float mx, int V) {
     double s[LANES] = {0}, sum = 0;
+    float bad[LANES] = {0};
     int v = 0;
     for (; v + LANES <= V; v += LANES)
         for (int j = 0; j < LANES; j++) {
             float e = exp_fast(row[v + j] - mx);
             if (out) out[v + j] = e;
             s[j] += e;
+            bad[j] += row[v + j] - row[v + j];
         }
-    for (int j = 0; j < LANES; j++) sum += s[j];
+    for (int j = 0; j < LANES; j++) sum += s[j] + bad[j];
     for (; v < V; v++) {
         float e = exp_fast(row[v] - mx);
         if (out) out[v] = e;
-        sum += e;
+        sum += e + (row[v] - row[v]);
     }
     return sum;
 }

@@ -264,6 +264,25 @@ START_TEST(crossentropy_finite_differences) {
     float big[3] = {1000, 0, -1000};
     const int t0[1] = {0};
     ck_assert(fabs(crossentropy_forward(big, t0, 1, 3, &valid)) < 1e-6);
+    // a NaN or infinite logit anywhere in a row (not the target, not the
+    // first, in the vectorised part or the tail) makes its loss and its
+    // gradient NaN, as the definition does, so a training run can stop
+    enum { W = 40 };
+    const float bads[2] = {NAN, INFINITY};
+    const int where[3] = {5, 17, 38}, t1[1] = {2};
+    float row[W], drow[W];
+    for (int b = 0; b < 2; b++)
+        for (int w = 0; w < 3; w++) {
+            for (int v = 0; v < W; v++) row[v] = 0.01f * v;
+            row[where[w]] = bads[b];
+            float loss = crossentropy_forward(row, t1, 1, W, &valid);
+            ck_assert_msg(isnan(loss), "%g at logit %d: loss %g, not NaN",
+                          (double)bads[b], where[w], (double)loss);
+            crossentropy_backward(drow, row, t1, 1, W, 1.0f);
+            ck_assert_msg(isnan(drow[0]), "%g at logit %d: gradient %g, "
+                          "not NaN", (double)bads[b], where[w],
+                          (double)drow[0]);
+        }
 }
 END_TEST
 
