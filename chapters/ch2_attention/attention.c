@@ -50,22 +50,10 @@ int attention_causal_visible(bool causal, int t, int Tq, int Tk) {
     return n < 0 ? 0 : n > Tk ? Tk : (int)n;
 }
 
-// The largest of x[0..n-1] and their sum, with 16 running values side by
-// side so that the compiler can keep them in one vector register. The
-// order of the additions is fixed, so the result is too.
+// Sums with 16 running values side by side, so that the compiler can
+// keep them in one vector register (the maximum is fastexp.h's
+// max_fast). The order of the additions is fixed, so the result is too.
 #define LANES 16
-static float max_of(const float *x, int n) {
-    float m[LANES], best = -INFINITY;
-    for (int j = 0; j < LANES; j++) m[j] = -INFINITY;
-    int i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++)
-            m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
-    for (; i < n; i++) best = x[i] > best ? x[i] : best;
-    for (int j = 0; j < LANES; j++) best = m[j] > best ? m[j] : best;
-    return best;
-}
-
 static float sum_of(const float *x, int n) {
     float s[LANES] = {0}, sum = 0.0f;
     int i = 0;
@@ -102,7 +90,7 @@ static void masked_softmax_row(float *row, int Tk, int visible,
                 n++;
             }
     } else {
-        max = max_of(row, visible);
+        max = max_fast(row, visible);
     }
     if (n == 0) visible = 0;              // nothing to look at: zeros
     for (int s = 0; s < visible; s++) row[s] = exp_fast(row[s] - max);

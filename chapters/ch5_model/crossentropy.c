@@ -13,22 +13,6 @@
 // result is too.
 #define LANES 16
 
-// The maximum: 64 running values (gcc vectorises this select with 64,
-// where with 16 it keeps each running value in its own scalar register).
-#define MAX_LANES 64
-
-static float row_max(const float *row, int V) {
-    float m[MAX_LANES], mx = row[0];
-    for (int j = 0; j < MAX_LANES; j++) m[j] = row[0];
-    int v = 0;
-    for (; v + MAX_LANES <= V; v += MAX_LANES)
-        for (int j = 0; j < MAX_LANES; j++)
-            m[j] = row[v + j] > m[j] ? row[v + j] : m[j];
-    for (; v < V; v++) mx = row[v] > mx ? row[v] : mx;
-    for (int j = 0; j < MAX_LANES; j++) mx = m[j] > mx ? m[j] : mx;
-    return mx;
-}
-
 // sum of exp(row - mx), each exp written to out (NULL: not kept).
 // exp_fast turns a NaN into a tiny number, so a NaN or infinite logit
 // would vanish from the sum; `bad` adds x - x, which is 0 for every
@@ -55,8 +39,8 @@ static double sum_exp(float *out, const float *row, float mx, int V) {
 
 // log(sum(exp(row))), with the maximum taken out first so that no exp
 // overflows.
-static double logsumexp(const float *row, int V) {
-    float mx = row_max(row, V);
+double crossentropy_logsumexp(const float *row, int V) {
+    float mx = max_fast(row, V);
     return mx + log(sum_exp(NULL, row, mx, V));
 }
 
@@ -68,7 +52,7 @@ float crossentropy_forward(const float *logits, const int *targets, int N,
     for (int n = 0; n < N; n++) {
         if (targets[n] < 0) continue;
         const float *row = logits + (long)n * V;
-        total += logsumexp(row, V) - row[targets[n]];
+        total += crossentropy_logsumexp(row, V) - row[targets[n]];
         count++;
     }
     if (n_valid) *n_valid = count;
@@ -89,7 +73,7 @@ void crossentropy_backward(float *dlogits, const float *logits,
         }
         // p_v = exp(logit_v - max) / sum: the exps go straight into d,
         // then one pass scales them
-        float mx = row_max(row, V);
+        float mx = max_fast(row, V);
         float inv = (float)(scale / sum_exp(d, row, mx, V));
         for (int v = 0; v < V; v++) d[v] *= inv;
         d[targets[n]] -= scale;           // minus the one-hot

@@ -27,4 +27,10 @@ void crossentropy_backward(float *dlogits,        // (N, V)
                            int N, int V, float scale);
 //< xent-api
 
+// log(sum_v exp(row[v])) of one row of V logits, the log-softmax's
+// normaliser: the exps in float (exp_fast), summed in double, off from
+// the exact value by about 1e-7 relative; NaN when a logit is NaN or
+// infinite. Decoding's beam search (chapter 7) uses it too.
+double crossentropy_logsumexp(const float *row, int V);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crossentropy.h"
 #include "fastexp.h"
 #include "mem.h"
 
@@ -52,20 +53,12 @@ static int check_call(const Seq2Seq *m, const Seq2SeqState *st,
 }
 
 // The first of the largest of x[0..n-1], as the loop "if (x[v] > x[y])
-// y = v" finds it, in two passes the compiler vectorises: the largest,
-// in 16 running maxima side by side, then the first value equal to it.
-#define LANES 16
+// y = v" finds it, in two passes the compiler vectorises: the largest
+// (fastexp.h's max_fast), then the first value equal to it.
 static int argmax(const float *x, int n) {
-    float m[LANES], mx = x[0];
-    if (mx != mx) return 0;   // a NaN first: that loop keeps 0
-    for (int j = 0; j < LANES; j++) m[j] = x[0];
-    int i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int j = 0; j < LANES; j++)
-            m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
-    for (int j = 0; j < LANES; j++) mx = m[j] > mx ? m[j] : mx;
-    for (; i < n; i++) mx = x[i] > mx ? x[i] : mx;
-    for (i = 0; i < n; i++)
+    if (x[0] != x[0]) return 0;   // a NaN first: that loop keeps 0
+    float mx = max_fast(x, n);
+    for (int i = 0; i < n; i++)
         if (x[i] == mx) return i;
     return 0;
 }
@@ -155,28 +148,6 @@ static void offer(Candidate *top, int n, int *have, Candidate c) {
     top[i] = c;
 }
 
-// log sum_v e^z[v] of one row of logits, the log-softmax's normaliser.
-// The exps are float (exp_fast: the compiler vectorises them, where
-// libm's exp in double is one call per value), summed in 16 lanes of
-// double: off from the exact value by about 1e-7, the same for every
-// token of the row, so a row's candidates keep their order.
-static double log_sum_exp(const float *z, int V) {
-    float m[LANES], mx = -INFINITY;
-    for (int j = 0; j < LANES; j++) m[j] = -INFINITY;
-    int i = 0;
-    for (; i + LANES <= V; i += LANES)
-        for (int j = 0; j < LANES; j++)
-            m[j] = z[i + j] > m[j] ? z[i + j] : m[j];
-    for (int j = 0; j < LANES; j++) mx = m[j] > mx ? m[j] : mx;
-    for (int v = i; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-    double s[LANES] = {0}, sum = 0;
-    for (i = 0; i + LANES <= V; i += LANES)
-        for (int j = 0; j < LANES; j++) s[j] += exp_fast(z[i + j] - mx);
-    for (int j = 0; j < LANES; j++) sum += s[j];
-    for (int v = i; v < V; v++) sum += exp_fast(z[v] - mx);
-    return mx + log(sum);
-}
-
 // Offers row r's V candidates (log P = base + z[v] - lse) to the best n.
 // Once the list is full, a candidate must beat its last, so a logit below
 // the cut that the last sets cannot make it: only the few above it are
@@ -242,7 +213,7 @@ static bool beam_step(Beams *s, int j, int b, int t, int limit, int V,
         if (!s->alive[r]) continue;
         const float *z = s->logits + (size_t)r * V;
         offer_row(s->top, 2 * k, &have, z, V, s->logp[r],
-                  log_sum_exp(z, V), r);
+                  crossentropy_logsumexp(z, V), r);
     }
     int n = 0;                 // new beams, into rows j*k .. j*k+n-1
     double bound = -INFINITY;  // the best score a live beam could reach

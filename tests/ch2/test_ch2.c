@@ -10,6 +10,7 @@
 
 #include "attention.h"
 #include "ch2_util.h"
+#include "fastexp.h"
 #include "linear.h"
 #include "mha.h"
 
@@ -1005,10 +1006,36 @@ START_TEST(fixture_reader_errors) {
 }
 END_TEST
 
+// max_fast, the vectorised maximum of the softmax, the loss and decoding:
+// the largest value wherever it lies (in the first element, in the blocks
+// of 64 lanes or in the tail), for lengths around the block size, with
+// every value negative, a NaN passed over, and -infinity for no values.
+START_TEST(max_fast_is_the_maximum) {
+    static const int lens[] = {1, 5, 63, 64, 65, 127, 128, 200};
+    float x[200];
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        int n = lens[k];
+        for (int at = 0; at < n; at++) {
+            for (int i = 0; i < n; i++) x[i] = -100.0f - (float)((i * 7) % n);
+            x[at] = -1.5f;
+            ck_assert_msg(max_fast(x, n) == -1.5f, "n %d, the largest at %d:"
+                          " got %g", n, at, (double)max_fast(x, n));
+            x[(at + 1) % n] = NAN;
+            if ((at + 1) % n != at)
+                ck_assert_msg(max_fast(x, n) == -1.5f, "n %d, a NaN at %d: "
+                              "got %g", n, (at + 1) % n,
+                              (double)max_fast(x, n));
+        }
+    }
+    ck_assert(max_fast(x, 0) == -INFINITY);
+}
+END_TEST
+
 Suite *ch2_suite(void) {
     Suite *s = suite_create("ch2");
     TCase *tc = tcase_new("softmax", "ch2");
     tcase_add_test(tc, softmax_known_values);
+    tcase_add_test(tc, max_fast_is_the_maximum);
     tcase_add_test(tc, softmax_backward_finite_differences);
     suite_add_tcase(s, tc);
     tc = tcase_new("linear", "ch2");
