@@ -38,7 +38,7 @@ typedef struct {
 
 //> mt-presets
 static const Preset PRESETS[] = {
-    {"default", 4000, 100, 128, 3, 4, 512, 4000, 12, 0.1f, 3e-3f, 400, 20},
+    {"default", 4000, 100, 128, 3, 4, 512, 4000, 20, 0.1f, 3e-3f, 400, 20},
     {"base", 8000, 75, 512, 6, 8, 2048, 1100, 68, 0.1f, 5e-4f, 4000, 0},
 };
 //< mt-presets
@@ -83,7 +83,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"task", FLAG_STRING, &o->task, "translate (copy, reverse and sort "
          "are the synthetic tasks: ./ch7 --help)"},
         {"preset", FLAG_STRING, &o->preset, "the defaults of the flags "
-         "below: default (a small model, 12 epochs or as many as fit in "
+         "below: default (a small model, 20 epochs or as many as fit in "
          "20 minutes) or base (the base model of Attention Is All You "
          "Need, trained as the blog post on German to English does: "
          "d_model 512, FFN 2048, 8 heads, 6 + 6 layers, at most 75 tokens, "
@@ -703,7 +703,7 @@ enum { RUN_DONE = 0, RUN_FAILED = 1, RUN_STOPPED = 2, RUN_INTERRUPTED = 130 };
 // Returns RUN_DONE, RUN_FAILED (a loss that was not finite),
 // RUN_STOPPED (at --stop-at-step) or RUN_INTERRUPTED (Ctrl-C).
 static int train(Run *r, const Options *o, FILE *log, double *train_time,
-                 long *tokens_done) {
+                 long *tokens_done, long *targets_done) {
     Trainer *tr = &r->tr;
     Seq2SeqTrain *g = &r->g;
     Eval e = {.val_refs = decode_all(&r->bpe, r->val.tgt, r->val.tgt_off,
@@ -738,6 +738,7 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
             for (int j = 0; j < g->acts.cur_S; j++)
                 tokens += g->src[(size_t)i * g->acts.cur_S + j] != TOK_PAD;
         *tokens_done += tokens;
+        *targets_done += g->last.n_valid;
         if (log)
             fprintf(log, "%d,%.6f,%.6f,%.6g,%.6f,%.0f,,\n", tr->step,
                     res.loss, g->last.nll, res.lr, res.grad_norm,
@@ -897,12 +898,13 @@ int mt_main(int argc, char **argv) {
     printf("\n");
 
     double train_time = 0;
-    long tokens_done = 0;
-    int rc = train(&r, &o, log, &train_time, &tokens_done);
+    long tokens_done = 0, targets_done = 0;
+    int rc = train(&r, &o, log, &train_time, &tokens_done, &targets_done);
     if (log) log_close(log, o.log);
     if (train_time > 0)
         printf("\ntrained     %d steps in %.1f s: %.0f tokens/s (source + "
-               "target)\n", r.tr.step, train_time, tokens_done / train_time);
+               "target), %.0f target tokens/s\n", r.tr.step, train_time,
+               tokens_done / train_time, targets_done / train_time);
     if (rc == RUN_DONE && *o.out)
         printf("saved       %s/model.safetensors (./ch7 --checkpoint "
                "%s/model.safetensors --translate TEXT)\n", o.out, o.out);

@@ -53,8 +53,8 @@ FILES = ["train.de", "train.en", "val.de", "val.en", "test_2016_flickr.de",
 TEST_SRC, TEST_REF = FILES[4], FILES[5]
 
 TRAINED_RE = re.compile(r"^trained\s+(\d+) steps in ([\d.]+) s: (\d+) "
+                        r"tokens/s \(source \+ target\), (\d+) target "
                         r"tokens/s", re.M)
-TARGET_RE = re.compile(r"^\s+(\d+) target tokens/s", re.M)
 WAY_RE = re.compile(r"^([abcd])  (.+?)\s+([\d.]+) sentences/s", re.M)
 
 
@@ -173,7 +173,9 @@ def main():
                     "--tokenizer-from", ckpt, "--print-every", "10"] + flags,
                    a.timeout)
     c_tr, t_tr = TRAINED_RE.search(c_out), TRAINED_RE.search(t_out)
-    t_tgt = TARGET_RE.search(t_out)
+    if not c_tr or not t_tr:
+        sys.exit("bench_mt: no 'trained ...' line from %s"
+                 % ("./ch7" if not c_tr else "translate_torch.py"))
 
     model = os.path.abspath(a.checkpoint) if a.checkpoint else ckpt
     bpe = mt.tokenizer_of(os.path.join(ROOT, model))
@@ -217,11 +219,12 @@ def main():
     log("\n".join(head[:2]))
     log("\ntraining, %d steps: %s" % (a.steps, " ".join(flags)))
     log("  %-26s %12s %18s" % ("", "tokens/s", "target tokens/s"))
-    log("  %-26s %12s %18s" % ("./ch7", c_tr.group(3), "(not printed)"))
-    log("  %-26s %12s %18s" % ("PyTorch", t_tr.group(3),
-                               t_tgt.group(1) if t_tgt else "?"))
-    log("  ratio ./ch7 / PyTorch: %.2f (source + target ids per second "
-        "of the steps' time)" % (int(c_tr.group(3)) / int(t_tr.group(3))))
+    log("  %-26s %12s %18s" % ("./ch7", c_tr.group(3), c_tr.group(4)))
+    log("  %-26s %12s %18s" % ("PyTorch", t_tr.group(3), t_tr.group(4)))
+    log("  ratio ./ch7 / PyTorch: %.2f in target tokens/s, %.2f in source "
+        "+ target (ids per second of the steps' time)"
+        % (int(c_tr.group(4)) / int(t_tr.group(4)),
+           int(c_tr.group(3)) / int(t_tr.group(3))))
     log("\ndecoding %d test sentences with %s:" % (len(refs), model))
     log("  %-50s %12s %7s %9s" % ("", "sentences/s", "BLEU",
                                   "= ./ch7"))

@@ -28,8 +28,7 @@ mt.c:
 
 It prints a progress line every --print-every steps, then
 
-  trained     N steps in S s: X tokens/s (source + target)
-              Y target tokens/s
+  trained     N steps in S s: X tokens/s (source + target), Y target tokens/s
 
 with the same counts as ./ch7 (the real source ids and the non-pad
 targets, <eos> included; the steps' time only), and the greedy BLEU of
@@ -87,7 +86,7 @@ def parse_args():
     p.add_argument("--dropout", type=float, default=0.1)
     p.add_argument("--smoothing", type=float, default=0.1)
     p.add_argument("--batch-tokens", type=int, default=4000)
-    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--steps", type=int, default=0,
                    help="0: --epochs' worth")
     p.add_argument("--lr", type=float, default=3e-3)
@@ -167,8 +166,8 @@ def main():
             print("step %d/%d  loss %.4f  lr %.1e  %.0f tok/s"
                   % (step + 1, steps, loss, lr, n / dt), flush=True)
     print("\ntrained     %d steps in %.1f s: %.0f tokens/s (source + "
-          "target)" % (steps, train_time, tokens / train_time))
-    print("            %.0f target tokens/s" % (targets / train_time))
+          "target), %.0f target tokens/s"
+          % (steps, train_time, tokens / train_time, targets / train_time))
 
     model.eval()
     t0 = time.perf_counter()
