@@ -47,6 +47,18 @@ def close(a, b):
     return torch.allclose(a, b, atol=1e-12, rtol=1e-12)
 
 
+def sdpa(q, k, v, mask=None):
+    """F.scaled_dot_product_attention (PyTorch 2.0 on), written out for
+    older versions such as Debian's 1.13; mask: which keys each query may
+    see (True: allowed), or None for all."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        att = att.masked_fill(~mask, float("-inf"))
+    return att.softmax(-1) @ v
+
+
 def attention(q, k, v, allowed):
     """Scaled dot-product attention of (B, NH, Tq, HS) queries over
     (B, NH, Tk, HS) keys and values; allowed (B, 1 or NH, Tq, Tk) says
@@ -56,8 +68,7 @@ def attention(q, k, v, allowed):
     # a row with no key: softmax over every key (finite), then times 0
     mask = allowed | ~any_key
     if not CHECK:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask) \
-            * any_key
+        return sdpa(q, k, v, mask) * any_key
     att = (q @ k.transpose(-2, -1)) / math.sqrt(HS)
     att = att.masked_fill(~mask, float("-inf")).softmax(-1) * any_key
     out = att @ v
@@ -146,12 +157,20 @@ def layernorm(x, ln):
     return y
 
 
+def layer_norm(C, bias):
+    """nn.LayerNorm, without its bias when bias is False. (LayerNorm's own
+    bias= argument is PyTorch 2.1's; this also runs on Debian's 1.13.)"""
+    ln = nn.LayerNorm(C, eps=LN_EPS, dtype=torch.float64)
+    if not bias:
+        ln.register_parameter("bias", None)
+    return ln
+
+
 class DecoderLayer(nn.Module):
     def __init__(self, C, NH, Fh, bias, act):
         super().__init__()
-        ln = lambda: nn.LayerNorm(C, eps=LN_EPS, bias=bias,
-                                  dtype=torch.float64)
-        self.ln_1, self.ln_2, self.ln_3 = ln(), ln(), ln()
+        self.ln_1, self.ln_2, self.ln_3 = (layer_norm(C, bias)
+                                           for _ in range(3))
         self.self_attn = SelfAttention(C, NH, bias)
         self.cross_attn = CrossAttention(C, NH, bias)
         self.mlp = Mlp(C, Fh, bias, act)

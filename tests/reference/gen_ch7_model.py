@@ -59,7 +59,8 @@ from torch import nn
 
 import gen_ch7
 from fixture_writer import Writer
-from gen_ch7 import LN_EPS, DecoderLayer, Mlp, SelfAttention, layernorm
+from gen_ch7 import (LN_EPS, DecoderLayer, Mlp, SelfAttention, layer_norm,
+                     layernorm)
 
 STEPS, LR, BETAS, ADAM_EPS, WD = 10, 1e-2, (0.9, 0.95), 1e-8, 0.1
 
@@ -96,11 +97,9 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, C, NH, Fh, bias, act):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(C, eps=LN_EPS, bias=bias,
-                                 dtype=torch.float64)
+        self.ln_1 = layer_norm(C, bias)
         self.attn = SelfAttention(C, NH, bias, causal=False)
-        self.ln_2 = nn.LayerNorm(C, eps=LN_EPS, bias=bias,
-                                 dtype=torch.float64)
+        self.ln_2 = layer_norm(C, bias)
         self.mlp = Mlp(C, Fh, bias, act)
 
     def forward(self, x, src_mask):
@@ -112,8 +111,7 @@ class Stack(nn.Module):
     def __init__(self, layers, C, bias):
         super().__init__()
         self.layers = nn.ModuleList(layers)
-        self.norm = nn.LayerNorm(C, eps=LN_EPS, bias=bias,
-                                 dtype=torch.float64)
+        self.norm = layer_norm(C, bias)
 
 
 class Seq2Seq(nn.Module):

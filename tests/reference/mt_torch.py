@@ -265,8 +265,8 @@ class Cached:
                        for z in sa.c_attn(layer.ln_1(x)).split(C, 2)]
             self.k[i, :, :, t] = k[:, :, 0]
             self.v[i, :, :, t] = v[:, :, 0]
-            a = F.scaled_dot_product_attention(q, self.k[i, :, :, :t + 1],
-                                               self.v[i, :, :, :t + 1])
+            a = gen_ch7.sdpa(q, self.k[i, :, :, :t + 1],
+                             self.v[i, :, :, :t + 1])
             x = x + sa.c_proj(gen_ch7.merge(a))
             q = gen_ch7.heads(ca.q_proj(layer.ln_2(x)), NH)
             a = gen_ch7.attention(q, *self.cross[i], self.allowed)
