@@ -529,9 +529,12 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     if (dist_with_mpi()) pr.tty = false;
     catch_sigint();
     prof_on = o->profile;
-    bool reached = false;
+    // stop: the ranks agreed to stop after a Ctrl-C or SIGUSR1. The loop
+    // reads it, never `interrupted` itself, which a signal may set on one
+    // rank between the agreement and the next test of the loop.
+    bool reached = false, stop = false;
     double start = time_now();
-    while (t->step < c->steps && !reached && !interrupted) {
+    while (t->step < c->steps && !reached && !stop) {
         StepResult s;
         Error err;
         double t0 = time_now();
@@ -581,8 +584,8 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
                         out->curve.train[out->curve.n - 1], out->last_val);
         }
         // a Ctrl-C reaches the ranks at different steps: all stop at once
-        interrupted = dist_any(interrupted);
-        bool save = last || reached || interrupted
+        stop = dist_any(interrupted);
+        bool save = last || reached || stop
                     || (o->save_every > 0 && t->step % o->save_every == 0);
         if (*o->out && save) save_checkpoint(r, o);
         prof_on = o->profile;
@@ -590,7 +593,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     prof_on = false;
     progress_end(&pr);
     release_sigint();
-    if (interrupted) {
+    if (stop) {
         out->exit_code = 130;   // the shell's code for a Ctrl-C
         if (*o->out)
             printf("interrupted at step %d; saved in %s: ./%s --resume %s "
