@@ -717,8 +717,11 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
     double probe_time = 0;
     long probe_tokens = 0;
     catch_sigint();
-    bool stop = false;
-    while (tr->step < tr->cfg.steps && !interrupted && !stop) {
+    // halt: the signal flag as read once after a step, which decides both
+    // that step's save and the end of the loop (a signal that lands after
+    // the read is seen after the next step, never between the two)
+    bool stop = false, halt = false;
+    while (tr->step < tr->cfg.steps && !halt && !stop) {
         StepResult res;
         Error err;
         double ts = time_now();
@@ -786,7 +789,8 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
             evaluate_now(r, &e, log);
         }
         stop = tr->step == o->stop_at_step && !last;
-        bool save = last || interrupted || stop
+        halt = interrupted;
+        bool save = last || halt || stop
                     || (o->save_every > 0 && tr->step % o->save_every == 0);
         if (*o->out && save && trainer_save(tr, o->out, &err) != 0)
             die("%s", err.msg);
@@ -794,9 +798,9 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
     progress_end(&p);
     release_sigint();
     free_all(e.val_refs, r->val.n);
-    if (interrupted || stop) {
-        rc = interrupted ? RUN_INTERRUPTED : RUN_STOPPED;
-        const char *how = interrupted ? "interrupted" : "stopped as asked";
+    if (halt || stop) {
+        rc = halt ? RUN_INTERRUPTED : RUN_STOPPED;
+        const char *how = halt ? "interrupted" : "stopped as asked";
         if (*o->out)
             printf("%s at step %d; saved in %s: ./ch7 --resume %s goes on "
                    "from here\n", how, tr->step, o->out, o->out);
