@@ -762,3 +762,84 @@ cublasStatus_t cublasSgemmStridedBatched(
     }
     return CUBLAS_STATUS_SUCCESS;
 }
+
+// ---- bf16 ---------------------------------------------------------------------------
+
+// Adding 0x7fff, plus the lowest kept bit, to the float's bits carries
+// into the kept 16 exactly when the dropped 16 are over half (or half,
+// with the kept part odd): round to the nearest, ties to even. A carry
+// out of the mantissa moves the exponent up, as it should, and the
+// largest floats round to infinity, as on the GPU.
+__nv_bfloat16 __float2bfloat16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    __nv_bfloat16 h;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {   // NaN: the GPU's quiet NaN
+        h.x = 0x7fff;
+        return h;
+    }
+    u += 0x7fffu + ((u >> 16) & 1u);
+    h.x = (uint16_t)(u >> 16);
+    return h;
+}
+
+float __bfloat162float(__nv_bfloat16 h) {
+    uint32_t u = (uint32_t)h.x << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+// A column-major operand of `rows` rows and `cols` columns, leading
+// dimension ld, widened to fp32: its whole extent, (cols - 1) * ld + rows
+// values (exact: every bf16 is a float).
+static float *widen(const void *p, cudaDataType t, int rows, int cols,
+                    int ld, long long extra) {
+    size_t n = rows > 0 && cols > 0
+                   ? (size_t)(cols - 1) * ld + rows + (size_t)extra : 0;
+    float *w = (float *)malloc((n ? n : 1) * sizeof *w);
+    if (!w) abort();
+    for (size_t i = 0; i < n; i++)
+        w[i] = t == CUDA_R_16BF ? __bfloat162float(((const __nv_bfloat16 *)p)[i])
+                                : ((const float *)p)[i];
+    return w;
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const void *alpha, const void *A, cudaDataType Atype,
+    int lda, long long strideA, const void *B, cudaDataType Btype, int ldb,
+    long long strideB, const void *beta, void *C, cudaDataType Ctype,
+    int ldc, long long strideC, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo) {
+    (void)algo;
+    bool types_ok = (Atype == CUDA_R_32F || Atype == CUDA_R_16BF)
+                    && (Btype == CUDA_R_32F || Btype == CUDA_R_16BF)
+                    && Ctype == CUDA_R_32F && compute == CUBLAS_COMPUTE_32F;
+    if (!types_ok || batch < 0 || strideA < 0 || strideB < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    int ar = ta == CUBLAS_OP_N ? m : k, ac = ta == CUBLAS_OP_N ? k : m;
+    int br = tb == CUBLAS_OP_N ? k : n, bc = tb == CUBLAS_OP_N ? n : k;
+    float *a = widen(A, Atype, ar, ac, lda, strideA * (batch - 1));
+    float *b = widen(B, Btype, br, bc, ldb, strideB * (batch - 1));
+    cublasStatus_t s = cublasSgemmStridedBatched(
+        h, ta, tb, m, n, k, (const float *)alpha, a, lda, strideA, b, ldb,
+        strideB, (const float *)beta, (float *)C, ldc, strideC, batch);
+    free(a);
+    free(b);
+    return s;
+}
+
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta,
+                            cublasOperation_t tb, int m, int n, int k,
+                            const void *alpha, const void *A,
+                            cudaDataType Atype, int lda, const void *B,
+                            cudaDataType Btype, int ldb, const void *beta,
+                            void *C, cudaDataType Ctype, int ldc,
+                            cublasComputeType_t compute,
+                            cublasGemmAlgo_t algo) {
+    return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, A, Atype,
+                                      lda, 0, B, Btype, ldb, 0, beta, C,
+                                      Ctype, ldc, 0, 1, compute, algo);
+}

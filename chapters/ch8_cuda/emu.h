@@ -29,10 +29,15 @@
 //   memory         cudaMalloc is host memory (also filled with NaN bytes),
 //                  cudaMemcpy is memcpy
 //   cuBLAS         cublasSgemm and its strided-batched form, through the
-//                  CPU's gemm() (OpenBLAS, or the naive loop)
+//                  CPU's gemm() (OpenBLAS, or the naive loop); and
+//                  cublasGemmEx and its strided-batched form for bf16
+//                  operands (fp32 results and sums), each operand
+//                  widened to fp32 first, which is exact
+//   bf16           __nv_bfloat16 as a storage type: the two conversions
+//                  of cuda_bf16.h, rounding to the nearest even as the GPU
 //
 // Not emulated: streams (everything is synchronous), tensor-core
-// intrinsics, bf16 arithmetic, the warp's lockstep (lanes run freely
+// intrinsics, bf16 arithmetic in kernels, the warp's lockstep (lanes run freely
 // between two shuffles, which is what CUDA promises since Volta anyway).
 // A barrier that some threads never reach stops the program with the
 // kernel's name, where the GPU would hang or misbehave: at once when the
@@ -143,6 +148,17 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
                                  cudaEvent_t end);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
 
+// ---- bf16 (cuda_bf16.h) ---------------------------------------------------------
+
+// bfloat16: the top 16 bits of a float (its sign, its 8 exponent bits and
+// 7 of its 23 mantissa bits): fp32's range with about 3 decimal digits.
+struct __nv_bfloat16 {
+    uint16_t x;
+};
+// The nearest bf16, ties to the even one (a NaN stays a NaN).
+__nv_bfloat16 __float2bfloat16(float f);
+float __bfloat162float(__nv_bfloat16 h);   // exact
+
 // ---- cuBLAS (column-major, as the real one) ------------------------------------
 
 typedef struct EmuBlas *cublasHandle_t;
@@ -165,5 +181,26 @@ cublasStatus_t cublasSgemmStridedBatched(
     int n, int k, const float *alpha, const float *A, int lda,
     long long strideA, const float *B, int ldb, long long strideB,
     const float *beta, float *C, int ldc, long long strideC, int batch);
+
+// The mixed-precision products: here operands of fp32 or bf16, results
+// in fp32 and sums in fp32 (CUBLAS_COMPUTE_32F), as the chapter uses them.
+typedef enum { CUDA_R_32F = 0, CUDA_R_16BF = 14 } cudaDataType;
+typedef enum { CUBLAS_COMPUTE_32F = 68 } cublasComputeType_t;
+typedef enum { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
+cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta,
+                            cublasOperation_t tb, int m, int n, int k,
+                            const void *alpha, const void *A,
+                            cudaDataType Atype, int lda, const void *B,
+                            cudaDataType Btype, int ldb, const void *beta,
+                            void *C, cudaDataType Ctype, int ldc,
+                            cublasComputeType_t compute,
+                            cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const void *alpha, const void *A, cudaDataType Atype,
+    int lda, long long strideA, const void *B, cudaDataType Btype, int ldb,
+    long long strideB, const void *beta, void *C, cudaDataType Ctype,
+    int ldc, long long strideC, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo);
 
 #endif

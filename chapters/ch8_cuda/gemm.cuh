@@ -3,6 +3,8 @@
 #define CH8_GEMM_CUH
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +24,17 @@ void gemm_batched_cuda(bool trans_a, bool trans_b, int M, int N, int K,
                        long long stride_a, const float *B, int ldb,
                        long long stride_b, float beta, float *C, int ldc,
                        long long stride_c, int batch);
+
+// bf16 mixed precision (off: fp32, the default). On, both functions
+// above round A and B to bf16 (into scratch buffers of gemm.cu's) and
+// multiply them on the tensor cores, with the sums and C in fp32: the
+// weights, the activations and every other kernel stay fp32.
+void gemm_set_bf16(bool on);
+bool gemm_bf16(void);
+
+// out[i] = the bf16 nearest to in[i] (ties to even), as its 16 bits; the
+// rounding gemm_cuda applies in bf16 mode. Device pointers.
+void bf16_round_cuda(uint16_t *out, const float *in, size_t n);
 
 #ifdef __cplusplus
 }

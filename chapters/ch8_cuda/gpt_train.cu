@@ -3,6 +3,7 @@
 // clips, updates and saves weights that live on the device.
 #include "cuda_rt.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -27,6 +28,19 @@ int gpt_train_cuda_init(GptTrainCuda *g, GptTrain *host, bool flash,
     g->v = cuda_alloc_floats(g->dev.num_params);
     cuda_zero(g->m, g->dev.num_params);
     cuda_zero(g->v, g->dev.num_params);
+    // AdamW's table of tensors, on the device: one launch updates them all
+    int n = host->model.n_tensors;
+    AdamWRange *r = (AdamWRange *)xcalloc((size_t)n + 1, sizeof *r);
+    for (int i = 0; i < n; i++) {
+        const TrainTensor *t = &host->tensors[i];
+        r[i] = (AdamWRange){t->offset, t->n, t->decay};
+        if (t->n > g->largest) g->largest = t->n;
+    }
+    g->n_ranges = n;
+    CUDA_CHECK(cudaMalloc((void **)&g->ranges, ((size_t)n + 1) * sizeof *r));
+    CUDA_CHECK(cudaMemcpy(g->ranges, r, (size_t)n * sizeof *r,
+                          cudaMemcpyHostToDevice));
+    free(r);
     gpt_acts_free(&host->acts, c);   // the passes run on the GPU
     return 0;
 }
@@ -36,6 +50,7 @@ void gpt_train_cuda_free(GptTrainCuda *g) {
     gpt_cuda_free(&g->dev);
     cuda_free(g->m);
     cuda_free(g->v);
+    cuda_free(g->ranges);
     memset(g, 0, sizeof *g);
 }
 
@@ -72,17 +87,13 @@ static double clip(void *self, float max_norm) {
     return clip_grad_norm_cuda(g->dev.grads, g->dev.num_params, max_norm);
 }
 
-// AdamW range by range, as train.c's update() does on the host.
+// AdamW over the tensors train.c's update() takes range by range on
+// the host, with the same decay for each, in one launch.
 static void update(void *self, int t, float lr, const AdamWConfig *c) {
     GptTrainCuda *g = (GptTrainCuda *)self;
-    const GptTrain *h = g->host;
-    for (int i = 0; i < h->model.n_tensors; i++) {
-        const TrainTensor *r = &h->tensors[i];
-        size_t o = r->offset;
-        adamw_update_cuda(g->dev.params + o, g->dev.grads + o, g->m + o,
-                          g->v + o, r->n, t, lr,
-                          r->decay ? c->weight_decay : 0.0f, c);
-    }
+    adamw_update_many_cuda(g->dev.params, g->dev.grads, g->m, g->v,
+                           g->ranges, g->n_ranges, g->largest, t, lr,
+                           c->weight_decay, c);
 }
 //< train-hooks-cuda
 

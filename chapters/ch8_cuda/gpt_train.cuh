@@ -15,6 +15,7 @@
 
 #include "gpt_cuda.cuh"
 #include "gpt_train.h"
+#include "optim.cuh"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,9 @@ typedef struct {
     GptCuda dev;
     GptCudaActs acts;
     float *m, *v;         // AdamW's moments, on the device
+    AdamWRange *ranges;   // the tensors, for AdamW (on the device)
+    int n_ranges;
+    size_t largest;       // the largest tensor's floats
 } GptTrainCuda;
 
 // Copies host's model to the device and allocates the activations for its

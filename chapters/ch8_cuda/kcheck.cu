@@ -15,6 +15,8 @@ extern "C" {
 #include "residual.cuh"
 
 // (linear, mha)
+#include "gemm.cuh"
+#include "gemm.h"
 #include "linear.cuh"
 #include "mha.cuh"
 
@@ -508,6 +510,123 @@ static void check_linear(KReport *rep, const int sz[4], uint64_t seed) {
     for (float *p : host) free(p);
 }
 
+// ---- gemm.cu: bf16 ------------------------------------------------------------
+
+// The bf16 nearest to x, found the long way round rather than by the bit
+// trick of the emulation: the two bf16 values on either side of x (x cut
+// to its top 16 bits, and the next bf16 away from zero, an ulp of x's
+// exponent further), whichever is nearer in exact double arithmetic; a
+// tie goes to the one whose last bit is 0. For a NaN, any NaN will do.
+static uint16_t bf16_nearest(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    uint32_t cut = u & 0xffff0000u;
+    uint16_t k = (uint16_t)(cut >> 16);
+    if (isinf(x) || isnan(x)) return isnan(x) ? 0x7fff : k;
+    float lo;
+    memcpy(&lo, &cut, sizeof lo);
+    int e = (int)((u >> 23) & 0xff);   // 0: a subnormal, spaced as e = 1
+    double ulp = ldexp(1.0, (e ? e : 1) - 127 - 7);
+    double a = fabs((double)x), below = a - fabs((double)lo);
+    double above = fabs((double)lo) + ulp - a;
+    if (above < below || (above == below && (k & 1))) k++;
+    return k;   // a carry into the exponent is right, up to infinity
+}
+
+static float bf16_value(uint16_t k) {
+    uint32_t u = (uint32_t)k << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+// sz: n. bf16_round_cuda against bf16_nearest on n floats: random ones
+// over 60 binary orders of magnitude, exact ties (the dropped 16 bits
+// 0x8000, a kept part odd half the time), and the edges (zeros,
+// subnormals, the largest floats, whose ties round to infinity, the
+// infinities, NaN). The result is the number of floats rounded to
+// another bf16 than the nearest: it must be 0.
+static void check_bf16_round(KReport *rep, const int sz[4], uint64_t seed) {
+    size_t n = (size_t)sz[0];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "n=%zu", n);
+    static const uint32_t edges[] = {
+        0x00000000u, 0x80000000u, 0x00000001u, 0x00008000u, 0x00018000u,
+        0x007fffffu, 0x00800000u, 0x7f7fffffu, 0xff7f8000u, 0x7f7f7fffu,
+        0x7f800000u, 0xff800000u, 0x7fc00000u, 0x3f808000u, 0x3f818000u};
+    int n_edges = (int)(sizeof edges / sizeof edges[0]);
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *x = host_randn(&rng, n, 1.0f);
+    for (size_t i = 0; i < n; i++) {
+        float v = ldexpf(x[i], (int)rng_below(&rng, 61) - 30);
+        uint32_t u;
+        memcpy(&u, &v, sizeof u);
+        if (i % 4 == 1) u = (u & 0xffff0000u) | 0x8000u;   // a tie
+        if (i % 4 == 2) u = (u & 0xffff0000u) | (rng_u32(&rng) & 0xffffu);
+        if (i < (size_t)n_edges) u = edges[i];
+        memcpy(&x[i], &u, sizeof u);
+    }
+    float *d_x = to_device(x, n);
+    uint16_t *d_h = (uint16_t *)cuda_alloc_floats(n / 2 + 1);
+    uint16_t *h = (uint16_t *)xmalloc((n ? n : 1) * sizeof *h);
+    bf16_round_cuda(d_h, d_x, n);
+    CUDA_CHECK(cudaMemcpy(h, d_h, n * sizeof *h, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint16_t want = bf16_nearest(x[i]);
+        bool nan = isnan(x[i]);
+        if (nan ? !isnan(bf16_value(h[i])) : h[i] != want) bad++;
+    }
+    report_value(rep, "bf16_round_cuda: not the nearest", sizes, bad, 0);
+    cuda_free(d_x), cuda_free(d_h);
+    free(x), free(h);
+}
+
+// sz: M, N, K, mode (bit 0: trans_a, bit 1: trans_b, bit 2: a batch of 3
+// through gemm_batched_cuda). gemm_cuda in bf16 mode against the CPU's
+// gemm() on the same operands rounded to bf16 first (bf16_nearest),
+// alpha 1.25 and beta 0.5 over a random C. A product of two bf16 values
+// is exact in fp32, so only the fp32 additions differ: on the tensor
+// cores in their own order, and with the products aligned by truncation,
+// hence 5e-5 rather than 1e-5 (for K up to a few hundred). Operands that
+// were not rounded give about 1e-3, twenty times that.
+static void check_gemm_bf16(KReport *rep, const int sz[4], uint64_t seed) {
+    int M = sz[0], N = sz[1], K = sz[2];
+    bool ta = sz[3] & 1, tb = (sz[3] & 2) != 0, batched = (sz[3] & 4) != 0;
+    int batch = batched ? 3 : 1;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "M=%d N=%d K=%d%s%s%s", M, N, K,
+             ta ? " A^T" : "", tb ? " B^T" : "", batched ? " x3" : "");
+    int lda = ta ? M : K, ldb = tb ? K : N;
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *A = host_randn(&rng, na * batch, 1.0f);
+    float *B = host_randn(&rng, nb * batch, 1.0f);
+    float *C = host_randn(&rng, nc * batch, 1.0f);
+    float *d_A = to_device(A, na * batch), *d_B = to_device(B, nb * batch);
+    float *d_C = to_device(C, nc * batch);
+    for (size_t i = 0; i < na * batch; i++) A[i] = bf16_value(bf16_nearest(A[i]));
+    for (size_t i = 0; i < nb * batch; i++) B[i] = bf16_value(bf16_nearest(B[i]));
+    for (int i = 0; i < batch; i++)
+        gemm(ta, tb, M, N, K, 1.25f, A + i * na, lda, B + i * nb, ldb, 0.5f,
+             C + i * nc, N);
+    bool was = gemm_bf16();
+    gemm_set_bf16(true);
+    if (batched)
+        gemm_batched_cuda(ta, tb, M, N, K, 1.25f, d_A, lda, (long long)na,
+                          d_B, ldb, (long long)nb, 0.5f, d_C, N,
+                          (long long)nc, batch);
+    else
+        gemm_cuda(ta, tb, M, N, K, 1.25f, d_A, lda, d_B, ldb, 0.5f, d_C, N);
+    gemm_set_bf16(was);
+    compare(rep, batched ? "gemm_batched_cuda, bf16: C" : "gemm_cuda, bf16: C",
+            sizes, d_C, C, nc * batch, 5e-5);
+    cuda_free(d_A), cuda_free(d_B), cuda_free(d_C);
+    free(A), free(B), free(C);
+}
+
 // sz: B, T, C, NH. Split the three thirds of a (B, T, 3C) qkv, merge
 // back into (B, T, C): pure copies, so they must be exact.
 static void check_heads(KReport *rep, const int sz[4], uint64_t seed) {
@@ -856,6 +975,60 @@ static void check_norm(KReport *rep, const int sz[4], uint64_t seed) {
 }
 
 
+// sz: tensors, the largest's floats, first t, wd (1/100). The one-launch
+// AdamW over a buffer of that many tensors (sizes drawn below the
+// largest, every other one decayed; the largest is past what the grid's
+// 64 blocks of 256 threads cover in one pass, so their stride is
+// checked) against adamw_update on the host, tensor by tensor, for three
+// steps.
+static void check_adamw_many(KReport *rep, const int sz[4], uint64_t seed) {
+    int k = sz[0], t0 = sz[2];
+    size_t largest = (size_t)sz[1];
+    float wd = (float)sz[3] / 100.0f, lr = 1e-2f;
+    AdamWConfig c = {.beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
+                     .weight_decay = wd};
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "%d tensors t=%d..%d wd=%g", k, t0,
+             t0 + 2, (double)wd);
+    Rng rng;
+    rng_seed(&rng, seed);
+    AdamWRange *r = (AdamWRange *)xcalloc((size_t)k, sizeof *r);
+    size_t n = 0;
+    for (int i = 0; i < k; i++) {
+        r[i].offset = n;
+        r[i].n = i == k / 2 ? largest : 1 + rng_below(&rng, 700);
+        r[i].decay = i % 2 == 0;
+        n += r[i].n;
+    }
+    float *p = host_randn(&rng, n, 0.02f), *m = host_randn(&rng, n, 0.05f);
+    float *v = host_randn(&rng, n, 0.1f);
+    for (size_t i = 0; i < n; i++) v[i] *= v[i];
+    float *d_p = to_device(p, n), *d_m = to_device(m, n);
+    float *d_v = to_device(v, n), *d_g = cuda_alloc_floats(n);
+    AdamWRange *d_r;
+    CUDA_CHECK(cudaMalloc((void **)&d_r, (size_t)k * sizeof *d_r));
+    CUDA_CHECK(cudaMemcpy(d_r, r, (size_t)k * sizeof *r,
+                          cudaMemcpyHostToDevice));
+    for (int t = t0; t < t0 + 3; t++) {
+        float *g = host_randn(&rng, n, 0.1f);
+        cuda_upload(d_g, g, n);
+        for (int i = 0; i < k; i++) {
+            size_t o = r[i].offset;
+            adamw_update(p + o, g + o, m + o, v + o, r[i].n, t, lr,
+                         r[i].decay ? wd : 0.0f, &c);
+        }
+        adamw_update_many_cuda(d_p, d_g, d_m, d_v, d_r, k, largest, t, lr,
+                               wd, &c);
+        free(g);
+    }
+    compare(rep, "adamw_update_many_cuda: p", sizes, d_p, p, n, FP32_TOL);
+    compare(rep, "adamw_update_many_cuda: m", sizes, d_m, m, n, FP32_TOL);
+    compare(rep, "adamw_update_many_cuda: v", sizes, d_v, v, n, FP32_TOL);
+    cuda_free(d_p), cuda_free(d_m), cuda_free(d_v), cuda_free(d_g);
+    cuda_free(d_r);
+    free(p), free(m), free(v), free(r);
+}
+
 // ---- gpt_cuda.cu -------------------------------------------------------------
 
 // sz: B, T, bias (0/1), flash (0/1). One training step's forward and
@@ -868,16 +1041,25 @@ static void check_norm(KReport *rep, const int sz[4], uint64_t seed) {
 // another order than the CPU's, so the gradients get 1e-4 rather than
 // 1e-5: what a chain of that many fp32 roundings needs, and still a
 // thousand times below what one wrong index gives.
+static const double STEP_BF16_TOL = 2e-2;
 static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     int B = sz[0], T = sz[1];
     GptConfig cfg = gpt_config_default(65);
     cfg.block_size = T + 3, cfg.n_layer = 2, cfg.n_head = 4;
     cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.0f;
     cfg.bias = sz[2] != 0;
-    bool flash = sz[3] != 0;
+    bool flash = (sz[3] & 1) != 0, bf16 = (sz[3] & 2) != 0;
     char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s", B, T,
-             cfg.bias ? " bias" : "", flash ? " flash" : "");
+    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s%s", B, T,
+             cfg.bias ? " bias" : "", flash ? " flash" : "",
+             bf16 ? " bf16" : "");
+    // bf16 products: each rounds its operands to 8 bits of mantissa
+    // (2^-9 relative), so the step is good to a few 1e-3 only (the
+    // emulation measured 3e-3 to 5e-3 on the logits and the gradients):
+    // STEP_BF16_TOL is four times that, and a wrong index or a product
+    // in the wrong order still gives errors of order 1.
+    double tol_fwd = bf16 ? STEP_BF16_TOL : FP32_TOL;
+    double tol_bwd = bf16 ? STEP_BF16_TOL : 1e-4;
     Error err;
     Gpt m;
     GptActs a;
@@ -907,22 +1089,25 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     gpt_backward(&m, &a, idx, tgt);
     GptCuda d;
     GptCudaActs da;
+    bool was = gemm_bf16();
+    gemm_set_bf16(bf16);
     if (gpt_cuda_create(&d, &m, &err) != 0
         || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0
         || gpt_forward_cuda(&d, &da, idx, tgt, B, T, false, NULL, &loss_gpu,
                             &err) != 0)
         die("check_gpt_step: %s", err.msg);
     compare(rep, "gpt_forward_cuda: logits", sizes, da.logits, a.logits,
-            bt * 65, FP32_TOL);
+            bt * 65, tol_fwd);
     if (rep->n < KCHECK_MAX) {   // the loss, one number
         KResult *r = &rep->r[rep->n++];
         snprintf(r->name, sizeof r->name, "gpt_forward_cuda: loss");
         snprintf(r->sizes, sizeof r->sizes, "%s", sizes);
         r->err = fabs((double)loss_gpu - loss_cpu) / fabs(loss_cpu);
-        r->tol = FP32_TOL;
+        r->tol = tol_fwd;
         r->ok = r->err <= r->tol;
     }
     gpt_backward_cuda(&d, &da);
+    gemm_set_bf16(was);
     // every tensor's gradient; the worst one is the result
     float *g = (float *)xmalloc(m.num_params * sizeof *g);
     cuda_download(g, d.grads, m.num_params);
@@ -945,7 +1130,7 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
         snprintf(r->name, sizeof r->name, "gpt_backward_cuda: every grad");
         snprintf(r->sizes, sizeof r->sizes, "%s", sizes);
         r->err = worst;
-        r->tol = 1e-4;
+        r->tol = tol_bwd;
         r->ok = r->err <= r->tol;
         if (!r->ok)
             fprintf(stderr, "  (worst gradient: %s)\n", worst_name);
@@ -958,6 +1143,9 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
 }
 
 // ---- the table -------------------------------------------------------------
+
+#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16)"
+#define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
 
 const KCheck KCHECKS[] = {
     {"activation", check_gelu, {1000, 0, 0, 0}, "n, kind (0 exact, 1 tanh)"},
@@ -982,7 +1170,13 @@ const KCheck KCHECKS[] = {
     {"linear", check_linear, {37, 45, 29, 1}, "N, C_in, C_out, bias"},
     {"linear", check_linear, {131, 64, 192, 0}, "N, C_in, C_out, bias"},
     {"linear", check_linear, {1, 7, 3, 1}, "N, C_in, C_out, bias"},
+    {"linear", check_linear, {601, 33, 70, 1}, "N, C_in, C_out, bias"},
     {"mha", check_heads, {3, 17, 24, 4}, "B, T, C, NH"},
+    {"gemm", check_bf16_round, {4099, 0, 0, 0}, "n"},
+    {"gemm", check_gemm_bf16, {37, 29, 131, 0}, GEMM_DIMS},
+    {"gemm", check_gemm_bf16, {33, 70, 45, 1}, GEMM_DIMS},
+    {"gemm", check_gemm_bf16, {19, 23, 97, 2}, GEMM_DIMS},
+    {"gemm", check_gemm_bf16, {17, 13, 64, 6}, GEMM_DIMS},
 
     // attention
     {"attention", check_softmax, {37, 45, 0, 0}, "N, D"},
@@ -1011,6 +1205,8 @@ const KCheck KCHECKS[] = {
     {"optim", check_adamw, {1001, 1, 10, 0}, "n, first t, wd (1/100)"},
     {"optim", check_adamw, {777, 10, 0, 0}, "n, first t, wd (1/100)"},
     {"optim", check_adamw, {1001, 1000, 10, 0}, "n, first t, wd (1/100)"},
+    {"optim", check_adamw_many, {7, 20011, 3, 10},
+     "tensors, largest, first t, wd (1/100)"},
     {"optim", check_norm, {1, 1, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
     {"optim", check_norm, {1000, 0, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
     {"optim", check_norm, {100003, 1, 0, 0},
@@ -1018,8 +1214,9 @@ const KCheck KCHECKS[] = {
     {"optim", check_norm, {777, 2, 0, 0}, "n, clip (0 off, 1 on, 2 unneeded)"},
 
     // the whole model
-    {"gpt", check_gpt_step, {2, 19, 0, 0}, "B, T, bias, flash"},
-    {"gpt", check_gpt_step, {3, 33, 1, 1}, "B, T, bias, flash"},
+    {"gpt", check_gpt_step, {2, 19, 0, 0}, GPT_DIMS},
+    {"gpt", check_gpt_step, {3, 33, 1, 1}, GPT_DIMS},
+    {"gpt", check_gpt_step, {3, 33, 1, 2}, GPT_DIMS},
 };
 const int N_KCHECKS = sizeof KCHECKS / sizeof KCHECKS[0];
 

@@ -8,13 +8,13 @@
 //
 // dweight and dbias are sums down the columns, over all B*T rows. Adding
 // into them with float atomics from every row would give a different
-// rounding each run, so they take two kernels instead: the rows are cut
-// into chunks, a block sums its chunk for 32 columns into a scratch
-// buffer, and then one thread per column adds up the chunks' partial
-// sums in chunk order. The chunks depend only on B*T, so the result is
-// the same every run. The scratch buffer is allocated on the first call
-// and grown when a call needs more; it is kept for the program's life
-// (which is why layernorm_backward_cuda is not reentrant).
+// rounding each run, so they take linear.cu's column sums instead (the
+// bias's gradient is the same kind of sum): the rows are cut into
+// chunks, a block sums its chunk for 32 columns into a scratch buffer,
+// and then one thread per column adds up the chunks' partial sums in
+// chunk order. The chunks depend only on B*T, so the result is the same
+// every run. The scratch buffer is linear.cu's, kept for the program's
+// life (which is why layernorm_backward_cuda is not reentrant).
 //
 // The CPU accumulates its sums in double; here they are fp32 (doubles
 // are slow on most GPUs), which for a row of a few thousand channels
@@ -23,13 +23,12 @@
 
 extern "C" {
 #include "layernorm.cuh"
+#include "linear.cuh"
 }
 
 #define LN_WARPS 4                 // rows (warps) per block: 128 threads
 #define LN_TILE 32                 // columns per block of the column sums
 #define LN_LANES 8                 // row lanes per column: 256 threads
-#define LN_CHUNK_ROWS 256          // rows per chunk of the column sums
-#define LN_MAX_CHUNKS 1024         // (so the scratch stays small)
 #define FULL_MASK 0xffffffffu
 
 // The sum of v over the 32 lanes of the warp, in every lane: each step
@@ -135,23 +134,6 @@ __global__ void layernorm_param_partial_kernel(float *part_w, float *part_b,
         part_b[(size_t)blockIdx.y * C + c] = db;
     }
 }
-
-// The second half: thread c adds the chunks' sums of column c in chunk
-// order, and then (+=) into dweight and dbias.
-__global__ void layernorm_param_final_kernel(float *dweight, float *dbias,
-                                             const float *part_w,
-                                             const float *part_b,
-                                             int chunks, int C) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= C) return;
-    float dw = 0.0f, db = 0.0f;
-    for (int k = 0; k < chunks; k++) {
-        dw += part_w[(size_t)k * C + c];
-        db += part_b[(size_t)k * C + c];
-    }
-    dweight[c] += dw;
-    if (dbias) dbias[c] += db;
-}
 //< layernorm-cuda
 
 void layernorm_forward_cuda(float *out, float *mean, float *rstd,
@@ -163,20 +145,6 @@ void layernorm_forward_cuda(float *out, float *mean, float *rstd,
            LN_WARPS * 32, 0, out, mean, rstd, inp, weight, bias, N, C);
 }
 
-// The scratch of the column sums: 2 * chunks * C floats, grown on demand
-// and never freed (one buffer for every layer of the model).
-static float *ln_scratch = NULL;
-static size_t ln_scratch_size = 0;
-
-static float *layernorm_scratch(size_t n) {
-    if (n > ln_scratch_size) {
-        cuda_free(ln_scratch);
-        ln_scratch = cuda_alloc_floats(n);
-        ln_scratch_size = n;
-    }
-    return ln_scratch;
-}
-
 void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,
                              const float *dout, const float *inp,
                              const float *weight, const float *mean,
@@ -185,17 +153,15 @@ void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,
     if (N <= 0 || C <= 0) return;
     LAUNCH(layernorm_backward_kernel, ceil_div((size_t)N, LN_WARPS),
            LN_WARPS * 32, 0, dinp, dout, inp, weight, mean, rstd, N, C);
-    // Chunks of LN_CHUNK_ROWS rows (fewer, longer ones past LN_MAX_CHUNKS).
-    int chunks = (int)ceil_div((size_t)N, LN_CHUNK_ROWS);
-    if (chunks > LN_MAX_CHUNKS) chunks = LN_MAX_CHUNKS;
-    int rows = (int)ceil_div((size_t)N, (unsigned)chunks);
-    chunks = (int)ceil_div((size_t)N, (unsigned)rows);   // none empty
-    float *part_w = layernorm_scratch(2 * (size_t)chunks * C);
-    float *part_b = part_w + (size_t)chunks * C;
+    // The chunks, the scratch and the final sums are linear.cu's, which
+    // sums a bias's gradient down its columns the same way.
+    ColumnChunks k = column_chunks(N);
+    float *part_w = column_scratch(2 * (size_t)k.chunks * C);
+    float *part_b = part_w + (size_t)k.chunks * C;
     LAUNCH(layernorm_param_partial_kernel,
-           dim3(ceil_div((size_t)C, LN_TILE), chunks),
+           dim3(ceil_div((size_t)C, LN_TILE), k.chunks),
            dim3(LN_TILE, LN_LANES), 0, part_w, part_b, dout, inp, mean,
-           rstd, N, C, rows);
-    LAUNCH(layernorm_param_final_kernel, ceil_div((size_t)C, 128), 128, 0,
-           dweight, dbias, part_w, part_b, chunks, C);
+           rstd, N, C, k.rows);
+    column_sums_finish_cuda(dweight, part_w, k.chunks, C);
+    if (dbias) column_sums_finish_cuda(dbias, part_b, k.chunks, C);
 }

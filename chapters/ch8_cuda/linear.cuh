@@ -22,6 +22,23 @@ void linear_backward_cuda(float *dinp,         // (N, C_in) or NULL
                           const float *weight, // (C_out, C_in)
                           int N, int C_in, int C_out);
 
+// dst (C,) += the sums of the columns of m (N, C), in an order fixed by
+// N and C (the same bits every run). Not reentrant: the chunks' sums go
+// through one scratch buffer of linear.cu's.
+void column_sums_cuda(float *dst, const float *m, int N, int C);
+
+// The pieces of column_sums_cuda, for a kernel that computes its own
+// chunk sums (layernorm.cu): how N rows are cut into chunks of `rows`
+// rows, the scratch (at least n floats, kept by linear.cu), and the last
+// step, dst[c] += the sum over k < chunks of part[k * C + c].
+typedef struct {
+    int chunks, rows;
+} ColumnChunks;
+ColumnChunks column_chunks(int N);
+float *column_scratch(size_t n);
+void column_sums_finish_cuda(float *dst, const float *part, int chunks,
+                             int C);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 
 #include "error.h"
 #include "flags.h"
+#include "gemm.cuh"
 #include "gpt_train.cuh"
 #include "kcheck.cuh"
 #include "run.h"
@@ -35,7 +36,7 @@ static int self_check(bool emulated) {
 }
 
 typedef struct {
-    bool check, emulate, tf32, flash;
+    bool check, emulate, tf32, bf16, flash;
     GptTrainCuda gt;
     bool attached;
 } Gpu;
@@ -43,6 +44,11 @@ typedef struct {
 static int before(void *ctx) {
     Gpu *g = ctx;
     char why[160];
+    if (g->tf32 && g->bf16) {
+        fprintf(stderr, "ch8: error: --tf32 and --bf16 both set the matrix "
+                "products' precision: give one\n");
+        return 2;
+    }
     if (!g->emulate && !cuda_device_present(why, sizeof why)) {
         printf("no GPU here (%s): checking the kernels under the host "
                "emulation instead\n", why);
@@ -50,6 +56,7 @@ static int before(void *ctx) {
     }
     if (g->check || g->emulate) return self_check(g->emulate);
     cuda_set_tf32(g->tf32);
+    gemm_set_bf16(g->bf16);
     return -1;   // train
 }
 
@@ -73,7 +80,8 @@ static void describe(void *ctx, char *buf, size_t size) {
     char dev[160];
     cuda_device_describe(dev, sizeof dev);
     snprintf(buf, size, "GPU: %s; fp32%s; attention %s; %.0f MiB of GPU "
-             "memory in use", dev, g->tf32 ? " (TF32 products)" : "",
+             "memory in use", dev, g->tf32 ? " (TF32 products)"
+             : g->bf16 ? " (bf16 products)" : "",
              g->flash ? "fused (flash.cu)" : "with (T, T) weights",
              cuda_memory_used() / 1048576.0);
 }
@@ -89,6 +97,10 @@ int main(int argc, char **argv) {
         {"tf32", FLAG_BOOL, &gpu.tf32,
          "TF32 tensor cores for the matrix products (faster, 10-bit "
          "mantissas)"},
+        {"bf16", FLAG_BOOL, &gpu.bf16,
+         "bf16 mixed precision: the matrix products' operands rounded to "
+         "bf16 (8-bit mantissas) on the tensor cores, with fp32 sums, "
+         "weights and everything else"},
         {"flash", FLAG_BOOL, &gpu.flash,
          "fused attention (flash.cu): the T x T weights are never "
          "stored, far less memory but slower today, as chapter 8 "

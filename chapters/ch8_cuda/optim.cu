@@ -4,6 +4,8 @@
 // AdamW is one thread per weight, doing the CPU's operations in the
 // CPU's order: the host computes the step's constants (the bias
 // corrections, with the same powf and sqrtf) and the kernel the rest.
+// The trainer updates all of a model's tensors in one launch
+// (adamw_update_many_cuda), each with its own weight decay.
 // The results agree with the CPU's to float rounding, not bit for bit:
 // nvcc (and g++ for the emulation, in C++) fuses a multiply and an add
 // into one fma, one rounding instead of the C build's two.
@@ -32,18 +34,19 @@ extern "C" {
 }
 
 #define ADAMW_THREADS 256
+#define ADAMW_MAX_BLOCKS 64     // per tensor, in the one-launch update
 #define NORM_THREADS 256        // a power of two (the tree halves it)
 #define NORM_PER_THREAD 16      // floats per thread before another block
 #define NORM_MAX_BLOCKS 1024    // enough to fill a GPU several times
 #define SCALE_THREADS 256
 
 //> adamw-cuda
-// Thread i updates weight i; the constants of step t come from the host.
-__global__ void adamw_kernel(float *p, const float *g, float *m, float *v,
-                             size_t n, float b1, float b2, float eps,
-                             float bc2_sqrt, float step, float decay) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+// Weight i's update with the constants of step t from the host (decay is
+// 1 - lr * wd, or 1 for a tensor that does not decay).
+__device__ static inline void adamw_one(float *p, const float *g, float *m,
+                                        float *v, size_t i, float b1,
+                                        float b2, float eps, float bc2_sqrt,
+                                        float step, float decay) {
     float gi = g[i];
     float mi = b1 * m[i] + (1.0f - b1) * gi;        // momentum
     float vi = b2 * v[i] + (1.0f - b2) * gi * gi;   // per-weight scale
@@ -52,17 +55,66 @@ __global__ void adamw_kernel(float *p, const float *g, float *m, float *v,
     p[i] = p[i] * decay - step * mi / denom;        // decay, then the step
 }
 
+// Thread i updates weight i.
+__global__ void adamw_kernel(float *p, const float *g, float *m, float *v,
+                             size_t n, float b1, float b2, float eps,
+                             float bc2_sqrt, float step, float decay) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) adamw_one(p, g, m, v, i, b1, b2, eps, bc2_sqrt, step, decay);
+}
+
+// Every tensor of a model in one launch: row y of the grid updates
+// tensor y of the table (its offset, its size, whether it decays), its
+// blocks striding over the tensor. One launch instead of one per tensor
+// (a GPT has a dozen per layer, most of them small).
+__global__ void adamw_many_kernel(float *p, const float *g, float *m,
+                                  float *v, const AdamWRange *ranges,
+                                  float b1, float b2, float eps,
+                                  float bc2_sqrt, float step,
+                                  float decay) {
+    AdamWRange r = ranges[blockIdx.y];
+    float d = r.decay ? decay : 1.0f;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < r.n;
+         i += stride)
+        adamw_one(p, g, m, v, r.offset + i, b1, b2, eps, bc2_sqrt, step, d);
+}
+
+// The step's constants, on the host exactly as adamw_update has them.
+typedef struct {
+    float b1, b2, bc2_sqrt, step, decay;
+} AdamWStep;
+
+static AdamWStep adamw_step(int t, float lr, float wd,
+                            const AdamWConfig *c) {
+    AdamWStep s;
+    s.b1 = c->beta1, s.b2 = c->beta2;
+    float bc1 = 1.0f - powf(s.b1, (float)t);        // bias corrections
+    s.bc2_sqrt = sqrtf(1.0f - powf(s.b2, (float)t));
+    s.step = lr / bc1, s.decay = 1.0f - lr * wd;
+    return s;
+}
+
 void adamw_update_cuda(float *p, const float *g, float *m, float *v,
                        size_t n, int t, float lr, float wd,
                        const AdamWConfig *c) {
     if (n == 0) return;
-    const float b1 = c->beta1, b2 = c->beta2;
-    // the bias corrections, on the host exactly as adamw_update has them
-    const float bc1 = 1.0f - powf(b1, (float)t);
-    const float bc2_sqrt = sqrtf(1.0f - powf(b2, (float)t));
-    const float step = lr / bc1, decay = 1.0f - lr * wd;
+    AdamWStep s = adamw_step(t, lr, wd, c);
     LAUNCH(adamw_kernel, ceil_div(n, ADAMW_THREADS), ADAMW_THREADS, 0, p, g,
-           m, v, n, b1, b2, c->eps, bc2_sqrt, step, decay);
+           m, v, n, s.b1, s.b2, c->eps, s.bc2_sqrt, s.step, s.decay);
+}
+
+void adamw_update_many_cuda(float *p, const float *g, float *m, float *v,
+                            const AdamWRange *ranges, int n_ranges,
+                            size_t largest, int t, float lr, float wd,
+                            const AdamWConfig *c) {
+    if (n_ranges == 0 || largest == 0) return;
+    AdamWStep s = adamw_step(t, lr, wd, c);
+    unsigned blocks = ceil_div(largest, ADAMW_THREADS);
+    if (blocks > ADAMW_MAX_BLOCKS) blocks = ADAMW_MAX_BLOCKS;
+    LAUNCH(adamw_many_kernel, dim3(blocks, n_ranges), ADAMW_THREADS, 0, p,
+           g, m, v, ranges, s.b1, s.b2, c->eps, s.bc2_sqrt, s.step,
+           s.decay);
 }
 //< adamw-cuda
 

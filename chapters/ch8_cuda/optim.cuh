@@ -4,6 +4,7 @@
 #ifndef CH8_OPTIM_CUH
 #define CH8_OPTIM_CUH
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "optim.h"
@@ -16,6 +17,20 @@ extern "C" {
 void adamw_update_cuda(float *p, const float *g, float *m, float *v,
                        size_t n, int t, float lr, float wd,
                        const AdamWConfig *c);
+
+// adamw_update_cuda for many tensors of one buffer in one launch:
+// ranges[i] (a device array of n_ranges) is the weights p + offset ..
+// p + offset + n - 1, decayed by wd when decay is set (else by 0), as
+// train.c's update() calls adamw_update once per tensor. largest: the
+// largest n. Tensors must not overlap.
+typedef struct {
+    size_t offset, n;
+    bool decay;
+} AdamWRange;
+void adamw_update_many_cuda(float *p, const float *g, float *m, float *v,
+                            const AdamWRange *ranges, int n_ranges,
+                            size_t largest, int t, float lr, float wd,
+                            const AdamWConfig *c);
 
 // As grad_norm and clip_grad_norm: g is a device pointer, the norm comes
 // back to the host (so both wait for the GPU). Summed in double, in an
