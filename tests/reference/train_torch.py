@@ -41,6 +41,7 @@ memory is the process's maximum resident set (getrusage ru_maxrss), which
 includes PyTorch's own libraries.
 """
 import argparse
+import contextlib
 import math
 import os
 import resource
@@ -229,6 +230,7 @@ def lr_at(it, a):
 
 
 @torch.no_grad()
+@torch.no_grad()
 def evaluate(model, splits, a):
     model.eval()
     out = []
@@ -236,11 +238,19 @@ def evaluate(model, splits, a):
         losses = torch.zeros(a.eval_iters)
         for k in range(a.eval_iters):
             x, y = get_batch(data, a.batch, a.block)
-            _, loss = model(x, y)
+            with autocast(a):
+                _, loss = model(x, y)
             losses[k] = loss.item()
         out.append(losses.mean().item())
     model.train()
     return out
+
+
+def autocast(a):
+    """bf16 autocast on the GPU with --bf16; otherwise nothing."""
+    if a.bf16 and DEVICE != "cpu":
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def peak_mib():
@@ -300,6 +310,9 @@ def parse_args(argv):
                         "peak memory is the GPU's")
     p.add_argument("--tf32", action="store_true",
                    help="on cuda: TF32 matrix products (as ./ch8 --tf32)")
+    p.add_argument("--bf16", action="store_true",
+                   help="on cuda: bf16 autocast (as ./ch8 --bf16, though "
+                        "autocast also runs attention in bf16)")
     p.add_argument("--quiet", action="store_true",
                    help="no per-step lines (evaluations and summary only)")
     a = p.parse_args(argv)
@@ -358,7 +371,9 @@ def main(argv=None):
     print("pytorch %s | %s | threads %d | %s | params %d | L %d NH %d C %d T %d "
           "B %d | dropout %g | bias %d | seed %d"
           % (torch.__version__, DEVICE, torch.get_num_threads(),
-             "compiled" if a.compile else "eager", n_params, a.layers,
+             ("compiled" if a.compile else "eager")
+             + (", bf16 autocast" if a.bf16 and DEVICE != "cpu" else ""),
+             n_params, a.layers,
              a.heads, a.embd, a.block, a.batch, a.dropout, int(a.bias),
              a.seed), flush=True)
 
@@ -390,7 +405,8 @@ def main(argv=None):
             lr = lr_at(it, a)
             for g in opt.param_groups:
                 g["lr"] = lr
-            _, loss = fwd(x, y)
+            with autocast(a):
+                _, loss = fwd(x, y)
             x, y = get_batch(train, a.batch, a.block)   # nanoGPT's order
             opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -10,16 +10,18 @@ layers, 12 heads, 768 wide, block 1024, batch 8), it runs a fixed number
 of steps of
 
   - ./ch8 (fp32; attention with (T, T) weights), ./ch8 --flash (the
-    fused attention), ./ch8 --tf32
+    fused attention), ./ch8 --tf32, ./ch8 --bf16
   - tests/reference/train_torch.py --device cuda, eager and torch.compile
-    (fp32, and with --tf32)
+    (fp32, with --tf32, and with --bf16: autocast)
 
 one after another on the same GPU, and prints tokens/s (median step),
 the ratio to PyTorch eager, and each one's peak GPU memory where it
-reports it. With --full it also trains the nanogpt preset for its 5000
-steps with ./ch8 and PyTorch eager and prints the time to val 1.50 and the
-final val loss (nanoGPT's README reports about 1.47). The GPU and the CPU
-it ran on are printed first. Nothing here is run by make check.
+reports it (--only picks some of them, by label). With --full it also
+trains the nanogpt preset for its 5000 steps with ./ch8 and PyTorch eager,
+in fp32 and in bf16, and prints the time to val 1.50 and the final val
+loss (nanoGPT's README reports about 1.47); --full-stop 1.5 ends those
+runs at the first evaluation at or below 1.5. The GPU and the CPU it ran
+on are printed first. Nothing here is run by make check.
 """
 import argparse
 import os
@@ -101,6 +103,11 @@ def main():
                    help="which models, by name, comma-separated")
     p.add_argument("--full", action="store_true",
                    help="also the full 5000-step nanogpt run, both sides")
+    p.add_argument("--only", default="",
+                   help="only these implementations, by label, "
+                        "comma-separated (\"ch8,torch eager\")")
+    p.add_argument("--full-stop", type=float, default=0,
+                   help="with --full: stop at the first val <= this")
     p.add_argument("--python", default=sys.executable)
     p.add_argument("--timeout", type=int, default=900)
     a = p.parse_args()
@@ -110,21 +117,25 @@ def main():
     rows = []
     for m in [m for m in MODELS if m[0] in a.models.split(",")]:
         f = model_flags(m, a.steps)
+        torch = [a.python, TRAIN_TORCH, "--device", "cuda"]
         impls = [("ch8", ["./ch8"] + f + ["--sample-chars", "0"]),
                  ("ch8 --flash", ["./ch8", "--flash"] + f
                   + ["--sample-chars", "0"]),
                  ("ch8 --tf32", ["./ch8", "--tf32"] + f
                   + ["--sample-chars", "0"]),
-                 ("torch eager", [a.python, TRAIN_TORCH, "--device", "cuda"]
-                  + f),
-                 ("torch eager tf32", [a.python, TRAIN_TORCH, "--device",
-                                       "cuda", "--tf32"] + f)]
-        impls.append(("torch.compile", [a.python, TRAIN_TORCH, "--device",
-                                        "cuda", "--compile"] + f))
+                 ("ch8 --bf16", ["./ch8", "--bf16"] + f
+                  + ["--sample-chars", "0"]),
+                 ("torch eager", torch + f),
+                 ("torch eager tf32", torch + ["--tf32"] + f),
+                 ("torch eager bf16", torch + ["--bf16"] + f),
+                 ("torch.compile", torch + ["--compile"] + f),
+                 ("torch.compile bf16", torch + ["--compile", "--bf16"]
+                  + f)]
         if not a.quick:
-            impls.append(("torch.compile tf32", [a.python, TRAIN_TORCH,
-                                                 "--device", "cuda",
-                                                 "--compile", "--tf32"] + f))
+            impls.append(("torch.compile tf32", torch + ["--compile",
+                                                         "--tf32"] + f))
+        if a.only:
+            impls = [i for i in impls if i[0] in a.only.split(",")]
         res = {}
         for label, cmd in impls:
             r = run("%s %s" % (m[0], label), cmd, a.timeout)
@@ -147,25 +158,32 @@ def main():
             "%.2fx" % ratio if ratio else "-",
             "%.0f" % peak if peak else "-"))
     if a.full:
-        full = ["--preset", "nanogpt", "--stop-at-val", "0"]
-        print("\nthe full nanogpt run (5000 steps)")
-        for label, cmd in [("ch8", ["./ch8"] + full + ["--sample-chars",
-                                                       "200"]),
-                           ("torch eager", [a.python, TRAIN_TORCH,
-                                            "--device", "cuda", "--layers",
-                                            "6", "--heads", "6", "--embd",
-                                            "384", "--block", "256",
-                                            "--batch", "64", "--dropout",
-                                            "0.2", "--steps", "5000",
-                                            "--eval-every", "250",
-                                            "--eval-iters", "200"])]:
+        stop = ["--stop-at-val", str(a.full_stop)]
+        print("\nthe full nanogpt run (5000 steps%s)"
+              % (", stopping at val <= %g" % a.full_stop if a.full_stop
+                 else ""))
+        torch_full = [a.python, TRAIN_TORCH, "--device", "cuda", "--layers",
+                      "6", "--heads", "6", "--embd", "384", "--block", "256",
+                      "--batch", "64", "--dropout", "0.2", "--steps", "5000",
+                      "--eval-every", "250", "--eval-iters", "200",
+                      "--quiet"]
+        if a.full_stop:
+            torch_full += stop
+        ch8_full = ["./ch8", "--preset", "nanogpt", "--sample-chars", "200"]
+        ch8_full += stop if a.full_stop else ["--stop-at-val", "0"]
+        for label, cmd in [("ch8", ch8_full),
+                           ("ch8 --bf16", ch8_full + ["--bf16"]),
+                           ("torch eager", torch_full),
+                           ("torch eager bf16", torch_full + ["--bf16"])]:
+            if a.only and label not in a.only.split(","):
+                continue
             r = run("full " + label, cmd, a.timeout * 4)
             if r:
                 first = next((s for s, v in r["evals"] if v <= 1.50), None)
-                print("    %s: val %s, first val <= 1.50 at step %s, %.0f s "
-                      "training" % (label, r["val"], first,
-                                    r["train_s"] or 0))
-
+                best = min((v for s, v in r["evals"]), default=None)
+                print("    %s: val %s (best %s), first val <= 1.50 at step "
+                      "%s, %.0f s training" % (label, r["val"], best, first,
+                                               r["train_s"] or 0))
 
 if __name__ == "__main__":
     main()

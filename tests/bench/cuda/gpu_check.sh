@@ -3,6 +3,7 @@
 #
 #   bash tests/bench/cuda/gpu_check.sh [folder for the logs]  (build/gpu-check)
 #
+# SANITIZERS=0 leaves out step 2 (the sanitizers take most of the time).
 #  1. ./ch8 --check: every kernel against its CPU function, on the device;
 #  2. the same under compute-sanitizer's memcheck and racecheck (when it is
 #     installed), and one training step under memcheck;
@@ -31,7 +32,9 @@ else
     bad "./ch8 --check"; grep FAILED "$D/check.txt"
 fi
 F="--layers 2 --heads 4 --embd 64 --block 64 --batch 8 --eval-every 0 --eval-iters 2 --sample-chars 0 --quiet"
-if command -v compute-sanitizer > /dev/null; then
+if [ "${SANITIZERS:-1}" = 0 ]; then
+    echo "skip compute-sanitizer: SANITIZERS=0"
+elif command -v compute-sanitizer > /dev/null; then
     for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 ./ch8 --check \
             > "$D/$tool.txt" 2>&1 && ok "compute-sanitizer $tool: $(tail -n 1 "$D/$tool.txt")" \
