@@ -50,6 +50,7 @@ extern "C" {
     do {                                                                  \
         kernel<<<(grid), (block), (shmem)>>>(__VA_ARGS__);                \
         CUDA_CHECK(cudaGetLastError());                                   \
+        cuda_count_write();                                               \
     } while (0)
 #define SHARED_ARRAY(type, name) extern __shared__ type name[]
 #else
@@ -58,6 +59,7 @@ extern "C" {
         emu_launch(#kernel, (grid), (block), (shmem),                     \
                    [=] { kernel(__VA_ARGS__); }, __FILE__, __LINE__);     \
         CUDA_CHECK(cudaGetLastError());                                   \
+        cuda_count_write();                                               \
     } while (0)
 #define SHARED_ARRAY(type, name) type *name = (type *)emu_dynamic_shared()
 #endif

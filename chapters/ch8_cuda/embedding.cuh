@@ -16,13 +16,15 @@ void embedding_forward_cuda(float *out,          // (B, T, C)
                             const float *pos,    // (>= T, C)
                             int B, int T, int C);
 
-// As embedding_backward (+=; dwpos may be NULL). The same result every
-// run: no float atomics (see embedding.cu).
+// As embedding_backward (+=; dwpos may be NULL), with the vocabulary
+// size V last (the GPU's way depends on it). The same result every run:
+// no float atomics (see embedding.cu). Not reentrant: a small vocabulary
+// sums through linear.cu's scratch buffer.
 void embedding_backward_cuda(float *dwte,        // (V, C)
                              float *dwpos,       // (>= T, C) or NULL
                              const float *dout,  // (B, T, C)
                              const int *idx,     // (B, T)
-                             float scale, int B, int T, int C);
+                             float scale, int B, int T, int C, int V);
 
 #ifdef __cplusplus
 }

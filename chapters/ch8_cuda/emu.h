@@ -148,6 +148,12 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
                                  cudaEvent_t end);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
 
+// CUDA's vector type of four floats, which a thread loads in one 16-byte
+// access (its address must be 16-byte aligned, as on the GPU).
+struct alignas(16) float4 {
+    float x, y, z, w;
+};
+
 // ---- bf16 (cuda_bf16.h) ---------------------------------------------------------
 
 // bfloat16: the top 16 bits of a float (its sign, its 8 exponent bits and

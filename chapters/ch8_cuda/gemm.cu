@@ -26,37 +26,105 @@ bool gemm_bf16(void) { return use_bf16; }
 
 #define CAST_THREADS 256
 
+// Four bf16 values, written as one 8-byte store.
+struct alignas(8) bf16x4 {
+    bf16 v[4];
+};
+
 //> bf16-cuda
-// out[i] = in[i] rounded to the nearest bf16: one thread per float.
+// out[i] = in[i] rounded to the nearest bf16. Thread j takes floats 4j ..
+// 4j + 3, read as one 16-byte float4 and written as one 8-byte store
+// (in must be 16-byte aligned); the last n % 4 go one by one.
 __global__ void to_bf16_kernel(bf16 *out, const float *in, size_t n) {
+    size_t j = (size_t)blockIdx.x * CAST_THREADS + threadIdx.x;
+    if (4 * j + 3 < n) {
+        float4 x = reinterpret_cast<const float4 *>(in)[j];
+        bf16x4 y = {{__float2bfloat16(x.x), __float2bfloat16(x.y),
+                     __float2bfloat16(x.z), __float2bfloat16(x.w)}};
+        reinterpret_cast<bf16x4 *>(out)[j] = y;
+    } else {
+        for (size_t i = 4 * j; i < n; i++) out[i] = __float2bfloat16(in[i]);
+    }
+}
+
+// The same, a float per thread, for an in that is not 16-byte aligned.
+__global__ void to_bf16_unaligned_kernel(bf16 *out, const float *in,
+                                         size_t n) {
     size_t i = (size_t)blockIdx.x * CAST_THREADS + threadIdx.x;
     if (i < n) out[i] = __float2bfloat16(in[i]);
 }
 //< bf16-cuda
 
 static void to_bf16(bf16 *out, const float *in, size_t n) {
-    if (n) LAUNCH(to_bf16_kernel, ceil_div(n, CAST_THREADS), CAST_THREADS,
-                  0, out, in, n);
+    if (n == 0) return;
+    if ((uintptr_t)in % 16 == 0 && (uintptr_t)out % 8 == 0)
+        LAUNCH(to_bf16_kernel, ceil_div(ceil_div(n, 4), CAST_THREADS),
+               CAST_THREADS, 0, out, in, n);
+    else
+        LAUNCH(to_bf16_unaligned_kernel, ceil_div(n, CAST_THREADS),
+               CAST_THREADS, 0, out, in, n);
 }
 
 void bf16_round_cuda(uint16_t *out, const float *in, size_t n) {
     to_bf16((bf16 *)out, in, n);
 }
 
-// The two operands' bf16 copies: grown on demand and never freed.
-static bf16 *scratch[2];
-static size_t scratch_size[2];
+//> bf16-casts
+// The operands' bf16 copies, in two buffers grown on demand and never
+// freed. Each remembers what it holds: the first n floats of src, as
+// they were at write number `epoch` (runtime.cuh's cuda_writes: it
+// counts every launch, memset and copy that can change device memory).
+// A product that finds its operand there, unchanged since, uses the copy
+// again instead of casting it twice: a linear layer's backward pass
+// multiplies dout by the weights and by the input, back to back, and
+// attention's uses its weights' gradient twice the same way. Only the
+// products' own outputs change memory without a count, so each product
+// forgets any copy its output overlaps.
+typedef struct {
+    bf16 *buf;
+    size_t size;            // bf16 values buf has room for
+    const float *src;       // what it holds (NULL: nothing)
+    size_t n;
+    unsigned long epoch;
+} CastSlot;
 
-// Operand `which` (0 or 1) of extent n floats, in bf16.
-static const bf16 *as_bf16(int which, const float *x, size_t n) {
-    if (n > scratch_size[which]) {
-        cuda_free(scratch[which]);
-        CUDA_CHECK(cudaMalloc((void **)&scratch[which], n * sizeof(bf16)));
-        scratch_size[which] = n;
+static CastSlot slots[2];
+
+// Operand x (n floats) in bf16, for a product whose other operand is in
+// slot `keep` (-1: none), which must not be overwritten.
+static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
+    unsigned long now = cuda_writes();
+    for (int s = 0; s < 2; s++)
+        if (slots[s].src == x && slots[s].n == n && slots[s].epoch == now) {
+            *used = s;
+            return slots[s].buf;   // cast before, and unchanged since
+        }
+    int s = keep == 0 ? 1 : 0;
+    CastSlot *c = &slots[s];
+    if (n > c->size) {
+        cuda_free(c->buf);
+        CUDA_CHECK(cudaMalloc((void **)&c->buf, n * sizeof(bf16)));
+        c->size = n;
     }
-    to_bf16(scratch[which], x, n);
-    return scratch[which];
+    to_bf16(c->buf, x, n);
+    // The cast wrote only into c->buf, so what the other slot held is as
+    // good as before: it moves to the new count with this one.
+    for (int o = 0; o < 2; o++)
+        if (o != s && slots[o].src && slots[o].epoch == now)
+            slots[o].epoch = cuda_writes();
+    c->src = x, c->n = n, c->epoch = cuda_writes();
+    *used = s;
+    return c->buf;
 }
+
+// The product just wrote n floats at C: a copy of them is stale.
+static void forget_overlap(const float *C, size_t n) {
+    for (int s = 0; s < 2; s++)
+        if (slots[s].src && slots[s].src < C + n && C < slots[s].src +
+                                                         slots[s].n)
+            slots[s].src = NULL;
+}
+//< bf16-casts
 
 // The floats a row-major operand spans: `rows` rows of `cols` floats,
 // ld apart, and for a batch, batch - 1 strides more.
@@ -76,13 +144,17 @@ void gemm_cuda(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
                float *C, int ldc) {
     if (M == 0 || N == 0) return;
     if (use_bf16 && K > 0) {   // op(A) is (M, K), op(B) is (K, N)
-        const bf16 *a = as_bf16(0, A, extent(trans_a, M, K, lda, 0, 1));
-        const bf16 *b = as_bf16(1, B, extent(trans_b, K, N, ldb, 0, 1));
+        int sa, sb;
+        const bf16 *a = as_bf16(A, extent(trans_a, M, K, lda, 0, 1), -1,
+                                &sa);
+        const bf16 *b = as_bf16(B, extent(trans_b, K, N, ldb, 0, 1), sa,
+                                &sb);
         CUBLAS_CHECK(cublasGemmEx(
             cuda_blas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
             trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, b,
             CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &beta, C, CUDA_R_32F, ldc,
             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        forget_overlap(C, extent(false, M, N, ldc, 0, 1));
         return;
     }
     CUBLAS_CHECK(cublasSgemm(cuda_blas(),
@@ -102,16 +174,18 @@ void gemm_batched_cuda(bool trans_a, bool trans_b, int M, int N, int K,
                        long long stride_c, int batch) {
     if (M == 0 || N == 0 || batch == 0) return;
     if (use_bf16 && K > 0) {
-        const bf16 *a = as_bf16(0, A, extent(trans_a, M, K, lda, stride_a,
-                                             batch));
-        const bf16 *b = as_bf16(1, B, extent(trans_b, K, N, ldb, stride_b,
-                                             batch));
+        int sa, sb;
+        const bf16 *a = as_bf16(A, extent(trans_a, M, K, lda, stride_a,
+                                          batch), -1, &sa);
+        const bf16 *b = as_bf16(B, extent(trans_b, K, N, ldb, stride_b,
+                                          batch), sa, &sb);
         CUBLAS_CHECK(cublasGemmStridedBatchedEx(
             cuda_blas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
             trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, b,
             CUDA_R_16BF, ldb, stride_b, a, CUDA_R_16BF, lda, stride_a, &beta,
             C, CUDA_R_32F, ldc, stride_c, batch, CUBLAS_COMPUTE_32F,
             CUBLAS_GEMM_DEFAULT));
+        forget_overlap(C, extent(false, M, N, ldc, stride_c, batch));
         return;
     }
     CUBLAS_CHECK(cublasSgemmStridedBatched(

@@ -293,6 +293,7 @@ void gpt_backward_cuda(GptCuda *m, GptCudaActs *a) {
         dropout_backward_cuda(dprev, dx, a->emb_mask, btc);
         dx = dprev;
     }
-    embedding_backward_cuda(m->g.wte, m->g.wpe, dx, a->idx, 1.0f, B, T, C);
+    embedding_backward_cuda(m->g.wte, m->g.wpe, dx, a->idx, 1.0f, B, T, C,
+                            V);
 }
 //< gpt-backward-cuda

@@ -59,32 +59,43 @@ void cuda_device_describe(char *buf, size_t size) {
 #endif
 }
 
+static unsigned long writes;
+
+void cuda_count_write(void) { writes++; }
+unsigned long cuda_writes(void) { return writes; }
+
 float *cuda_alloc_floats(size_t n) {
+    writes++;
     float *p = NULL;
     if (n) CUDA_CHECK(cudaMalloc((void **)&p, n * sizeof(float)));
     return p;
 }
 
 int *cuda_alloc_ints(size_t n) {
+    writes++;
     int *p = NULL;
     if (n) CUDA_CHECK(cudaMalloc((void **)&p, n * sizeof(int)));
     return p;
 }
 
 void cuda_free(void *p) {
+    writes++;
     if (p) CUDA_CHECK(cudaFree(p));
 }
 
 void cuda_zero(float *dev, size_t n) {
+    writes++;
     if (n) CUDA_CHECK(cudaMemset(dev, 0, n * sizeof(float)));
 }
 
 void cuda_upload(float *dev, const float *host, size_t n) {
+    writes++;
     if (n) CUDA_CHECK(cudaMemcpy(dev, host, n * sizeof(float),
                                  cudaMemcpyHostToDevice));
 }
 
 void cuda_upload_ints(int *dev, const int *host, size_t n) {
+    writes++;
     if (n) CUDA_CHECK(cudaMemcpy(dev, host, n * sizeof(int),
                                  cudaMemcpyHostToDevice));
 }

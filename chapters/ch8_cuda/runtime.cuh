@@ -28,6 +28,12 @@ void cuda_upload_ints(int *dev, const int *host, size_t n);
 void cuda_download(float *host, const float *dev, size_t n);
 void cuda_sync(void);
 
+// A count of what may have changed device memory: every kernel launch
+// (LAUNCH counts it), memset, upload, allocation and release. Whoever
+// keeps a copy of device data (gemm.cu's bf16 operands) compares it.
+void cuda_count_write(void);
+unsigned long cuda_writes(void);
+
 // Bytes of device memory in use (by this program and any other), as the
 // driver counts them: total minus free.
 size_t cuda_memory_used(void);
