@@ -115,10 +115,9 @@ static int decoder_forward(void *self, const int *ids, int n, Error *err) {
 // ---- the loop --------------------------------------------------------------
 
 //> generate
-int generate_with(const LogitsSource *src, const int *prompt, int n_prompt,
-                  int *out, const GenOptions *o, TokenFn on_token,
-                  void *ctx, GenStats *stats, Error *err) {
-    int V = src->vocab_size, Tb = src->block_size;
+// The request's checks, for a vocabulary of V ids.
+static int check_request(int V, const int *prompt, int n_prompt,
+                         const GenOptions *o, Error *err) {
     if (n_prompt < 1)
         return error_set(err, "generate: the prompt needs at least one "
                          "token");
@@ -131,6 +130,14 @@ int generate_with(const LogitsSource *src, const int *prompt, int n_prompt,
             return error_set(err, "generate: prompt id %d at position %d "
                              "is outside the vocabulary [0, %d)", prompt[i],
                              i, V);
+    return 0;
+}
+
+int generate_with(const LogitsSource *src, const int *prompt, int n_prompt,
+                  int *out, const GenOptions *o, TokenFn on_token,
+                  void *ctx, GenStats *stats, Error *err) {
+    int V = src->vocab_size, Tb = src->block_size;
+    if (check_request(V, prompt, n_prompt, o, err) != 0) return -1;
     Sampler s;
     sampler_init(&s, V);
     Rng rng;
@@ -174,6 +181,9 @@ fail:
 int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
              const GenOptions *o, TokenFn on_token, void *ctx,
              GenStats *stats, Error *err) {
+    // checked before the cache is allocated (generate_with checks again)
+    if (check_request(m->cfg.vocab_size, prompt, n_prompt, o, err) != 0)
+        return -1;
     Decoder d;
     if (decoder_init(&d, m, err) != 0) return -1;
     LogitsSource src = {.self = &d, .vocab_size = m->cfg.vocab_size,
