@@ -30,7 +30,9 @@ typedef struct {
 // Runs the window (n ids, positions 0 .. n-1) through the full stack, as
 // gpt_forward_last, and keeps every layer's keys and values: the caches
 // then hold n positions and d->logits predicts the token after them.
-static int decoder_fill(Decoder *d, const int *ids, int n, Error *err) {
+// (self is the Decoder: this is the fill of a LogitsSource.)
+static int decoder_fill(void *self, const int *ids, int n, Error *err) {
+    Decoder *d = self;
     const GptConfig *c = &d->m->cfg;
     if (gpt_forward_last(d->m, &d->acts, ids, n, d->logits, err) != 0)
         return -1;
@@ -47,7 +49,8 @@ static int decoder_fill(Decoder *d, const int *ids, int n, Error *err) {
 // One new token at the next position, through every layer on its own
 // (chapter 4's block_step: its query attends over the cached keys and
 // its own, and its key and value join the cache). Fills d->logits.
-static int decoder_step(Decoder *d, int id, Error *err) {
+static int decoder_step(void *self, int id, Error *err) {
+    Decoder *d = self;
     const Gpt *m = d->m;
     const GptConfig *c = &m->cfg;
     int C = c->n_embd, t = d->len;
@@ -102,14 +105,19 @@ static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
     return 0;
 }
 
+// Without the cache (nanoGPT's way): the whole window through the whole
+// stack for every token, and no keys or values kept.
+static int decoder_forward(void *self, const int *ids, int n, Error *err) {
+    Decoder *d = self;
+    return gpt_forward_last(d->m, &d->acts, ids, n, d->logits, err);
+}
+
 // ---- the loop --------------------------------------------------------------
 
 //> generate
-int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
-             const GenOptions *o, TokenFn on_token, void *ctx,
-             GenStats *stats, Error *err) {
-    const GptConfig *c = &m->cfg;
-    int Tb = c->block_size;
+// The request's checks, for a vocabulary of V ids.
+static int check_request(int V, const int *prompt, int n_prompt,
+                         const GenOptions *o, Error *err) {
     if (n_prompt < 1)
         return error_set(err, "generate: the prompt needs at least one "
                          "token");
@@ -118,41 +126,42 @@ int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
                          "%d", o->max_new_tokens);
     if (sample_options_check(&o->sample, err) != 0) return -1;
     for (int i = 0; i < n_prompt; i++)
-        if (prompt[i] < 0 || prompt[i] >= c->vocab_size)
+        if (prompt[i] < 0 || prompt[i] >= V)
             return error_set(err, "generate: prompt id %d at position %d "
                              "is outside the vocabulary [0, %d)", prompt[i],
-                             i, c->vocab_size);
-    Decoder d;
-    if (decoder_init(&d, m, err) != 0) return -1;
+                             i, V);
+    return 0;
+}
+
+int generate_with(const LogitsSource *src, const int *prompt, int n_prompt,
+                  int *out, const GenOptions *o, TokenFn on_token,
+                  void *ctx, GenStats *stats, Error *err) {
+    int V = src->vocab_size, Tb = src->block_size;
+    if (check_request(V, prompt, n_prompt, o, err) != 0) return -1;
     Sampler s;
-    sampler_init(&s, c->vocab_size);
+    sampler_init(&s, V);
     Rng rng;
     rng_seed(&rng, o->seed);
     memmove(out, prompt, (size_t)n_prompt * sizeof *out);
     // the window is out[start .. n-1]; keep = its length after a crop
     int keep = o->window == WINDOW_EXACT ? Tb : (Tb + 1) / 2;
     int n = n_prompt, start = n > Tb ? n - Tb : 0;
-    int cached = -1;   // the window start the cache was filled for
+    int filled = -1;   // the window start of the last fill
     GenStats st = {0};
     double t0 = time_now();
     for (int step = 0; step < o->max_new_tokens; step++) {
-        if (!o->use_cache) {
-            // nanoGPT's way: the whole window through the whole stack
-            if (gpt_forward_last(m, &d.acts, out + start, n - start,
-                                 d.logits, err) != 0)
+        if (!src->step || filled != start) {
+            // no cache, or a new window (every position changed): the
+            // whole window through the whole model
+            if (src->fill(src->self, out + start, n - start, err) != 0)
                 goto fail;
-            st.prefills++;
-        } else if (cached != start) {
-            // a new window: every position changed, refill the cache
-            if (decoder_fill(&d, out + start, n - start, err) != 0)
-                goto fail;
-            cached = start;
+            filled = start;
             st.prefills++;
         } else {
-            if (decoder_step(&d, out[n - 1], err) != 0)  // the newest only
+            if (src->step(src->self, out[n - 1], err) != 0)  // the newest
                 goto fail;
         }
-        int next = sample_next(d.logits, &o->sample, &s, &rng);
+        int next = sample_next(src->logits, &o->sample, &s, &rng);
         out[n++] = next;
         st.tokens++;
         if (on_token) on_token(next, ctx);
@@ -161,11 +170,30 @@ int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
     st.seconds = time_now() - t0;
     if (stats) *stats = st;
     sampler_free(&s);
-    decoder_free(&d);
     return 0;
 fail:
     sampler_free(&s);
-    decoder_free(&d);
     return -1;
 }
 //< generate
+
+//> generate-cpu
+int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
+             const GenOptions *o, TokenFn on_token, void *ctx,
+             GenStats *stats, Error *err) {
+    // checked before the cache is allocated (generate_with checks again)
+    if (check_request(m->cfg.vocab_size, prompt, n_prompt, o, err) != 0)
+        return -1;
+    Decoder d;
+    if (decoder_init(&d, m, err) != 0) return -1;
+    LogitsSource src = {.self = &d, .vocab_size = m->cfg.vocab_size,
+                        .block_size = m->cfg.block_size,
+                        .logits = d.logits};
+    if (o->use_cache) src.fill = decoder_fill, src.step = decoder_step;
+    else src.fill = decoder_forward, src.step = NULL;
+    int rc = generate_with(&src, prompt, n_prompt, out, o, on_token, ctx,
+                           stats, err);
+    decoder_free(&d);
+    return rc;
+}
+//< generate-cpu

@@ -57,4 +57,30 @@ int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
              GenStats *stats, Error *err);
 //< generate-api
 
+//> logits-source
+// Where the loop's logits come from. generate() hands the loop below this
+// CPU model and its KV cache; chapter 8 hands it the GPU's model. The
+// loop keeps the rest: the checks, the window, the sampler and the
+// generator, so that the same logits give the same ids on every model.
+//   fill: runs the window ids[0 .. n-1] (1 <= n <= block_size, at
+//         positions 0 .. n-1) through the whole model;
+//   step: runs only the newest id, the window being the last call's
+//         plus that id (chapter 5's cache); NULL: every token is a fill.
+// Both leave in logits the V logits that predict the next id, and return
+// 0, or -1 with a message.
+typedef struct {
+    void *self;                    // passed to fill and step
+    int vocab_size, block_size;    // the model's V and its longest window
+    const float *logits;           // (V,) on the host
+    int (*fill)(void *self, const int *ids, int n, Error *err);
+    int (*step)(void *self, int id, Error *err);
+} LogitsSource;
+
+// generate() with the logits from src (o->use_cache is src's business:
+// the loop steps whenever src->step is set and the window only grew).
+int generate_with(const LogitsSource *src, const int *prompt, int n_prompt,
+                  int *out, const GenOptions *o, TokenFn on_token,
+                  void *ctx, GenStats *stats, Error *err);
+//< logits-source
+
 #endif

@@ -412,10 +412,12 @@ static void print_id(int id, void *ctx) {
     fwrite(buf, 1, (size_t)utf8_encode(v->chars[id], buf), stdout);
 }
 
-// A sample from the model as it is now, starting from a newline.
-static void show_sample(const Gpt *m, const Vocab *v, int chars,
-                        uint64_t seed) {
+// A sample from the model as it is now, starting from a newline: by the
+// backend's generate when it has one, else on the host copy.
+static void show_sample(Run *r, int chars, uint64_t seed) {
     if (chars <= 0) return;
+    const Vocab *v = &r->gpt.vocab;
+    const TrainBackend *be = r->be;
     int *ids = xmalloc((size_t)(chars + 1) * sizeof *ids);
     int nl = vocab_id(v, '\n');
     ids[0] = nl >= 0 ? nl : 0;
@@ -423,8 +425,16 @@ static void show_sample(const Gpt *m, const Vocab *v, int chars,
                     .seed = seed, .use_cache = true, .window = WINDOW_SLIDE};
     Error err;
     printf("---- sample (temperature 0.8)\n");
-    if (generate(m, ids, 1, ids, &g, print_id, (void *)v, NULL, &err) != 0)
-        printf("(sampling failed: %s)", err.msg);
+    int rc;
+    if (be && be->generate) {
+        rc = be->generate(be->ctx, ids, 1, ids, &g, print_id, (void *)v,
+                          NULL, &err);
+    } else {
+        sync_host(r);
+        rc = generate(&r->gpt.model, ids, 1, ids, &g, print_id, (void *)v,
+                      NULL, &err);
+    }
+    if (rc != 0) printf("(sampling failed: %s)", err.msg);
     printf("\n----\n");
     free(ids);
 }
@@ -451,9 +461,7 @@ static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
     printf("eval step %d: train %.4f, val %.4f\n", t->step, tl, vl);
     fflush(stdout);
     if (!last && !o->quiet && o->sample_chars / 3 > 0 && dist_rank() == 0) {
-        sync_host(r);
-        show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars / 3,
-                    (uint64_t)t->step);
+        show_sample(r, o->sample_chars / 3, (uint64_t)t->step);
     }
     if (o->stop_at_val > 0 && vl <= o->stop_at_val) {
         printf("reached val %.4f <= %.4f at step %d\n", vl, o->stop_at_val,
@@ -675,8 +683,7 @@ static void report(Run *r, const Options *o, Outcome *out) {
     print_summary(r, out);
     if (out->exit_code == 0 && dist_rank() == 0) {
         curve_draw(&out->curve, stdout);
-        if (o->sample_chars > 0) sync_host(r);
-        show_sample(&r->gpt.model, &r->gpt.vocab, o->sample_chars, 1);
+        show_sample(r, o->sample_chars, 1);
         if (*o->out) printf("saved       %s/model.safetensors (./ch5 "
                             "--checkpoint loads it)\n", o->out);
     }

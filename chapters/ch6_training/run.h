@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "flags.h"
+#include "generate.h"
 #include "gpt_train.h"
 #include "train.h"
 
@@ -44,6 +45,13 @@ typedef struct {
     // its parameters, gradients, moments and activations, so a backend
     // sets it only if it made those smaller.
     bool skip_host_memory_check;
+    // Writes the samples with the backend's model as it is now, with
+    // generate()'s arguments less the model (./ch8: on the GPU). NULL:
+    // the host copy is brought up to date (sync) and generate() runs on
+    // the CPU.
+    int (*generate)(void *ctx, const int *prompt, int n_prompt, int *out,
+                    const GenOptions *o, TokenFn on_token, void *tctx,
+                    GenStats *stats, Error *err);
 } TrainBackend;
 
 // The whole program: parses argv (ch6's flags and be's), trains, reports;

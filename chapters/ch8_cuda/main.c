@@ -1,8 +1,8 @@
 // ch8 - chapter 6's GPT trained on the GPU. It is ./ch6 (the same flags,
 // presets, progress line, CSV log, checkpoints and samples: chapter 6's
 // program drives it through run.h's TrainBackend) with the model's passes,
-// clipping and AdamW on the device. Without a GPU it says so and checks
-// every kernel against the CPU under the host emulation instead.
+// clipping, AdamW and samples on the device. Without a GPU it says so and
+// checks every kernel against the CPU under the host emulation instead.
 //
 //   ./ch8                 train (chapter 6's default preset) on the GPU
 //   ./ch8 --check         every kernel against its CPU function, on the GPU
@@ -14,6 +14,7 @@
 #include "error.h"
 #include "flags.h"
 #include "gemm.cuh"
+#include "generate.cuh"
 #include "gpt_train.cuh"
 #include "kcheck.cuh"
 #include "run.h"
@@ -75,6 +76,16 @@ static void detach(void *ctx) {
     g->attached = false;
 }
 
+// The samples, written by the model on the GPU in the trainer's
+// activations: nothing is copied back but each new token's logits.
+static int generate_gpu(void *ctx, const int *prompt, int n_prompt,
+                        int *out, const GenOptions *o, TokenFn on_token,
+                        void *tctx, GenStats *stats, Error *err) {
+    Gpu *g = ctx;
+    return generate_cuda(&g->gt.dev, &g->gt.acts, prompt, n_prompt, out, o,
+                         on_token, tctx, stats, err);
+}
+
 static void describe(void *ctx, char *buf, size_t size) {
     Gpu *g = ctx;
     char dev[160];
@@ -113,7 +124,7 @@ int main(int argc, char **argv) {
                  "checks the kernels under the host emulation.",
         .flags = flags, .n_flags = (int)(sizeof flags / sizeof flags[0]),
         .ctx = &gpu, .before = before, .attach = attach, .detach = detach,
-        .describe = describe,
+        .describe = describe, .generate = generate_gpu,
     };
     return train_main(argc, argv, &be);
 }

@@ -11,6 +11,7 @@
 
 #include "check_util.h"
 #include "dataset.h"
+#include "generate.cuh"
 #include "gpt_train.cuh"
 #include "kcheck.cuh"
 #include "mem.h"
@@ -120,6 +121,125 @@ START_TEST(gpu_trainer_follows_the_cpu) {
 }
 END_TEST
 
+// ---- sampling on the GPU ----------------------------------------------------
+
+// A random GPT of odd sizes (37 ids, 3 heads of 7, a block of 16), its
+// weights drawn wide (std 0.3; the 1-D ones around 0.5) so that the next
+// id depends strongly on the context: a wrong window or a wrong row of
+// logits changes the text within a few tokens.
+static void random_gpt(Gpt *m, bool bias, PosKind pos, uint64_t seed) {
+    GptConfig mc = {.vocab_size = 37, .block_size = 16, .n_layer = 2,
+                    .n_head = 3, .n_embd = 21, .n_ffn = 50, .dropout = 0,
+                    .bias = bias, .positional = pos};
+    Error err;
+    ck_assert_msg(gpt_create(m, &mc, &err) == 0, "%s", err.msg);
+    Rng r;
+    rng_seed(&r, seed);
+    for (int i = 0; i < m->n_tensors; i++) {
+        const GptTensor *t = &m->tensors[i];
+        size_t n = (size_t)t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
+        rng_normal_fill(&r, m->params + t->offset, n,
+                        t->ndim == 1 ? 0.5f : 0.0f, 0.3f);
+    }
+}
+
+static void count_token(int id, void *ctx) {
+    (void)id;
+    ++*(int *)ctx;
+}
+
+// The GPU's generator (generate.cu: chapter 5's loop with the logits of a
+// full window computed on the GPU) writes exactly the ids that chapter
+// 5's generate() writes on the CPU with its KV cache, for the same seed
+// and options: 40 new tokens, so that the window of 16 slides (and, with
+// the exact window, moves at every step), at temperature 0.8 with and
+// without top-k, from a short prompt and from one longer than a block.
+// The activations are a batch's (B=2, T=16), as the trainer's are; one
+// model takes the fused attention. The GPU's logits are not bit-identical
+// to the CPU's, but an id would differ only if a uniform draw landed
+// within about 1e-6 of a boundary between two ids.
+START_TEST(gpu_samples_as_the_cpu) {
+    const SampleOptions samplings[] = {{0.8f, 0, 1.0f}, {0.8f, 5, 1.0f}};
+    int prompt[19];
+    for (int i = 0; i < 19; i++) prompt[i] = (7 * i + 3) % 37;
+    for (int c = 0; c < 2; c++) {
+        Gpt m;
+        random_gpt(&m, c == 0, c == 0 ? POS_LEARNED : POS_SINUSOIDAL,
+                   11 + (uint64_t)c);
+        int np = c == 0 ? 3 : 19, total = np + 40;
+        Error err;
+        GptCuda d;
+        GptCudaActs a;
+        ck_assert_int_eq(gpt_cuda_create(&d, &m, &err), 0);
+        ck_assert_msg(gpt_cuda_acts_alloc(&a, &m.cfg, 2, 16, c == 1, false,
+                                          &err) == 0, "%s", err.msg);
+        for (int s = 0; s < 2; s++)
+            for (int w = 0; w < 2; w++) {
+                GenOptions o = {.max_new_tokens = 40,
+                                .sample = samplings[s], .seed = 5 + s,
+                                .use_cache = true,
+                                .window = w ? WINDOW_EXACT : WINDOW_SLIDE};
+                int cpu[59], gpu[59], called = 0;
+                GenStats st;
+                ck_assert_msg(generate(&m, prompt, np, cpu, &o, NULL, NULL,
+                                       NULL, &err) == 0, "%s", err.msg);
+                ck_assert_msg(generate_cuda(&d, &a, prompt, np, gpu, &o,
+                                            count_token, &called, &st,
+                                            &err) == 0, "%s", err.msg);
+                for (int i = 0; i < total; i++)
+                    ck_assert_msg(gpu[i] == cpu[i], "model %d, sampling %d,"
+                                  " window %d: id %d is %d on the GPU, %d on"
+                                  " the CPU", c, s, w, i, gpu[i], cpu[i]);
+                // no cache on the GPU: every token is a full window
+                ck_assert_int_eq(called, 40);
+                ck_assert_int_eq(st.tokens, 40);
+                ck_assert_int_eq(st.prefills, 40);
+            }
+        gpt_cuda_acts_free(&a);
+        gpt_cuda_free(&d);
+        gpt_free(&m);
+    }
+}
+END_TEST
+
+// A prompt id outside the vocabulary is refused with the CPU's message,
+// before a token is written, and so are activations too small for a
+// window of block_size tokens (allocated for T=8 < 16).
+START_TEST(gpu_sampling_refuses_bad_input) {
+    Gpt m;
+    random_gpt(&m, true, POS_LEARNED, 3);
+    Error err, cpu_err;
+    GptCuda d;
+    GptCudaActs a, small;
+    ck_assert_int_eq(gpt_cuda_create(&d, &m, &err), 0);
+    ck_assert_int_eq(gpt_cuda_acts_alloc(&a, &m.cfg, 1, 16, false, false,
+                                         &err), 0);
+    ck_assert_int_eq(gpt_cuda_acts_alloc(&small, &m.cfg, 4, 8, false,
+                                         false, &err), 0);
+    GenOptions o = {.max_new_tokens = 5, .sample = {0.8f, 0, 1.0f},
+                    .seed = 1, .use_cache = true, .window = WINDOW_SLIDE};
+    const int bad[][3] = {{4, 37, 1}, {4, 2, -1}};
+    int out[8], called = 0;
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(generate(&m, bad[k], 3, out, &o, NULL, NULL, NULL,
+                                  &cpu_err), -1);
+        ck_assert_int_eq(generate_cuda(&d, &a, bad[k], 3, out, &o,
+                                       count_token, &called, NULL, &err),
+                         -1);
+        ck_assert_str_eq(err.msg, cpu_err.msg);
+    }
+    const int good[3] = {4, 2, 1};
+    ck_assert_int_eq(generate_cuda(&d, &small, good, 3, out, &o, count_token,
+                                   &called, NULL, &err), -1);
+    ck_assert_msg(strstr(err.msg, "block_size=16"), "%s", err.msg);
+    ck_assert_int_eq(called, 0);
+    gpt_cuda_acts_free(&small);
+    gpt_cuda_acts_free(&a);
+    gpt_cuda_free(&d);
+    gpt_free(&m);
+}
+END_TEST
+
 Suite *ch8_suite(void) {
     Suite *s = suite_create("ch8");
     TCase *tc = tcase_new("kernels", "ch8");
@@ -130,5 +250,10 @@ Suite *ch8_suite(void) {
     tcase_set_timeout(tt, 120);
     tcase_add_test(tt, gpu_trainer_follows_the_cpu);
     suite_add_tcase(s, tt);
+    TCase *tg = tcase_new("generate", "ch8");
+    tcase_set_timeout(tg, 120);
+    tcase_add_test(tg, gpu_samples_as_the_cpu);
+    tcase_add_test(tg, gpu_sampling_refuses_bad_input);
+    suite_add_tcase(s, tg);
     return s;
 }
