@@ -56,6 +56,13 @@ static int before(void *ctx) {
         return self_check(true);
     }
     if (g->check || g->emulate) return self_check(g->emulate);
+    int cc = cuda_compute_capability();
+    if (g->bf16 && cc < 80) {
+        fprintf(stderr, "ch8: error: --bf16 needs a GPU of compute "
+                "capability 8.0 or more (an A100, an RTX 30 or later); this "
+                "one has %d.%d\n", cc / 10, cc % 10);
+        return 1;
+    }
     cuda_set_tf32(g->tf32);
     gemm_set_bf16(g->bf16);
     return -1;   // train
@@ -110,8 +117,8 @@ int main(int argc, char **argv) {
          "mantissas)"},
         {"bf16", FLAG_BOOL, &gpu.bf16,
          "bf16 mixed precision: the matrix products' operands rounded to "
-         "bf16 (8-bit mantissas) on the tensor cores, with fp32 sums, "
-         "weights and everything else"},
+         "bf16 (7-bit mantissas) for the tensor cores; their sums, the "
+         "weights and all else stay fp32"},
         {"flash", FLAG_BOOL, &gpu.flash,
          "fused attention (flash.cu): the T x T weights are never "
          "stored, far less memory but slower today, as chapter 8 "

@@ -45,6 +45,16 @@ bool cuda_device_present(char *msg, size_t size) {
     return true;
 }
 
+int cuda_compute_capability(void) {
+#ifdef __CUDACC__
+    cudaDeviceProp p;
+    CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+    return 10 * p.major + p.minor;
+#else
+    return 90;
+#endif
+}
+
 void cuda_device_describe(char *buf, size_t size) {
 #ifdef __CUDACC__
     cudaDeviceProp p;

@@ -34,6 +34,10 @@ void cuda_sync(void);
 void cuda_count_write(void);
 unsigned long cuda_writes(void);
 
+// The device's compute capability as 10 * major + minor (90 for an
+// H100); the emulation says 90.
+int cuda_compute_capability(void);
+
 // Bytes of device memory in use (by this program and any other), as the
 // driver counts them: total minus free.
 size_t cuda_memory_used(void);

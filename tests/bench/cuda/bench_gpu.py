@@ -15,8 +15,10 @@ of steps of
     (fp32, with --tf32, and with --bf16: autocast)
 
 one after another on the same GPU, and prints tokens/s (median step),
-the ratio to PyTorch eager, and each one's peak GPU memory where it
-reports it (--only picks some of them, by label). With --full it also
+the ratio to PyTorch eager, the model FLOP utilisation (MFU: nanoGPT's
+6N + 12 L C T flops per token, against the card's dense peak for the
+precision, where the card is one whose peaks are listed below), and each
+one's peak GPU memory where it reports it (--only picks some of them, by label). With --full it also
 trains the nanogpt preset for its 5000 steps with ./ch8 and PyTorch eager,
 in fp32 and in bf16, and prints the time to val 1.50 and the final val
 loss (nanoGPT's README reports about 1.47); --full-stop 1.5 ends those
@@ -39,6 +41,32 @@ TRAIN_TORCH = os.path.join(ROOT, "tests", "reference", "train_torch.py")
 # name, layers, heads, embd, block, batch, dropout
 MODELS = [("nanogpt", 6, 6, 384, 256, 64, 0.2),
           ("gpt2-124M-shape", 12, 12, 768, 1024, 8, 0.0)]
+
+
+# Dense peaks in TFLOP/s of the cards we know, from NVIDIA's datasheets:
+# fp32 (the ordinary cores), TF32 and bf16 (the tensor cores).
+PEAKS = {"H100 80GB HBM3": {"fp32": 66.9, "tf32": 494.7, "bf16": 989.4},
+         "A100-SXM4": {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0}}
+
+
+def precision(label):
+    return "bf16" if "bf16" in label else "tf32" if "tf32" in label \
+        else "fp32"
+
+
+def flops_per_token(m):
+    """nanoGPT's estimate: 6 flops per weight (forward and backward) plus
+    attention's 12 L C T; the weights are the blocks' 12 L C^2 and the
+    65 characters' embedding (positions and LayerNorms left out)."""
+    _, L, NH, C, T, B, drop = m
+    return 6 * (12 * L * C * C + 65 * C) + 12 * L * C * T
+
+
+def mfu(m, tok_s, label, gpu):
+    peak = next((p for name, p in PEAKS.items() if name in gpu), None)
+    if not peak or not tok_s:
+        return None
+    return tok_s * flops_per_token(m) / (peak[precision(label)] * 1e12)
 
 
 def cpu_name():
@@ -111,7 +139,8 @@ def main():
     p.add_argument("--python", default=sys.executable)
     p.add_argument("--timeout", type=int, default=900)
     a = p.parse_args()
-    print("GPU: %s\nCPU: %s" % (gpu_name(), cpu_name()), flush=True)
+    gpu = gpu_name()
+    print("GPU: %s\nCPU: %s" % (gpu, cpu_name()), flush=True)
     if not os.access(os.path.join(ROOT, "ch8"), os.X_OK):
         sys.exit("bench_gpu: build ./ch8 first (make ch8)")
     rows = []
@@ -148,14 +177,15 @@ def main():
             tok = r["tok_s"] if r and r.get("tok_s") else None
             ratio = (tok / base["tok_s"] if tok and base and base.get("tok_s")
                      else None)
-            rows.append((m[0], label, tok, ratio,
+            rows.append((m[0], label, tok, ratio, mfu(m, tok, label, gpu),
                          r["peak"] if r else None))
-    print("\n| model | implementation | tokens/s | vs torch eager | "
-          "peak MiB |\n|---|---|---:|---:|---:|")
-    for name, label, tok, ratio, peak in rows:
-        print("| %s | %s | %s | %s | %s |" % (
+    print("\n| model | implementation | tokens/s | vs torch eager | MFU | "
+          "peak MiB |\n|---|---|---:|---:|---:|---:|")
+    for name, label, tok, ratio, u, peak in rows:
+        print("| %s | %s | %s | %s | %s | %s |" % (
             name, label, "%.0f" % tok if tok else "-",
             "%.2fx" % ratio if ratio else "-",
+            "%.1f%%" % (100 * u) if u else "-",
             "%.0f" % peak if peak else "-"))
     if a.full:
         stop = ["--stop-at-val", str(a.full_stop)]
