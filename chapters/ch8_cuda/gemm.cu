@@ -86,20 +86,27 @@ typedef struct {
     const float *src;       // what it holds (NULL: nothing)
     size_t n;
     unsigned long epoch;
+    unsigned long used;     // when it was last asked for (as_bf16 calls)
 } CastSlot;
 
 static CastSlot slots[2];
+static unsigned long asked;
 
 // Operand x (n floats) in bf16, for a product whose other operand is in
 // slot `keep` (-1: none), which must not be overwritten.
 static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
     unsigned long now = cuda_writes();
+    asked++;
     for (int s = 0; s < 2; s++)
         if (slots[s].src == x && slots[s].n == n && slots[s].epoch == now) {
+            slots[s].used = asked;
             *used = s;
             return slots[s].buf;   // cast before, and unchanged since
         }
-    int s = keep == 0 ? 1 : 0;
+    // Not in hand: into the slot the other operand does not hold, else
+    // the one asked for longest ago.
+    int s = keep == 0 ? 1 : keep == 1 ? 0 : slots[0].used <= slots[1].used
+                                                 ? 0 : 1;
     CastSlot *c = &slots[s];
     if (n > c->size) {
         cuda_free(c->buf);
@@ -112,7 +119,7 @@ static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
     for (int o = 0; o < 2; o++)
         if (o != s && slots[o].src && slots[o].epoch == now)
             slots[o].epoch = cuda_writes();
-    c->src = x, c->n = n, c->epoch = cuda_writes();
+    c->src = x, c->n = n, c->epoch = cuda_writes(), c->used = asked;
     *used = s;
     return c->buf;
 }
