@@ -1,4 +1,4 @@
-// ch8_exercises.h - the exercises of chapter 8: four kernels, each with
+// ch8_exercises.h - the exercises of chapter 8: five kernels, each with
 // the host function that launches it. Your answers go in exercises/ch8/
 // (one .cu file per exercise: CUDA C++, which this project builds under
 // the host emulation of emu.h, so no GPU is needed to do them or to grade
@@ -85,6 +85,26 @@ void ex_layernorm_forward_cuda(float *out,           // (N, C)
                                const float *weight,  // (C,)
                                const float *bias,    // (C,) or NULL
                                int N, int C);
+
+// Exercise 8.5 - the sums down the columns of m (N, C), as a bias's
+// gradient: dst[c] += m[0, c] + m[1, c] + ... + m[N-1, c] for every c,
+// in two kernels and without atomics (linear.cu's column sums):
+//  1. a grid of ceil(C / 32) x chunks blocks of 32 x 8 threads, chunks =
+//     ceil(N / rows): block (bx, by) sums rows by * rows .. min((by + 1)
+//     * rows, N) - 1 of the columns 32 bx .. 32 bx + 31. Thread (tx, ty)
+//     adds every 8th of those rows, from the chunk's row ty, for column
+//     c = 32 bx + tx; the 8 sums of a column meet in shared memory, and
+//     thread ty = 0 adds them in order of ty and writes part[by * C + c];
+//  2. one thread per column adds part[0 * C + c], part[1 * C + c], ...
+//     in chunk order and adds the total into dst[c].
+// part is device scratch of at least chunks * C floats, given to you.
+// N, C and rows are >= 1, and rows may be anything: more than N, fewer
+// than 8. Within 1e-5 of chapter 2's bias gradient, and the same bits
+// whatever order the threads run in (which float atomics would not give).
+void ex_column_sums_cuda(float *dst,        // (C,) += the column sums
+                         const float *m,    // (N, C)
+                         int N, int C, int rows,
+                         float *part);      // (chunks * C,) scratch
 
 #ifdef __cplusplus
 }

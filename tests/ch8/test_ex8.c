@@ -30,6 +30,10 @@
 //        lane had it; a lane stride of 1 (only the first 32 values); no
 //        check of the last block's rows; the one-pass variance; the
 //        variance divided by C - 1; a NULL bias read.
+//   8.5  the __syncthreads left out; dst = instead of +=; a chunk's end
+//        not cut at N; a lane stride of 1 (rows counted twice); no column
+//        check; chunks = N / rows (the short last chunk left out); every
+//        thread adding into dst with atomicAdd.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@
 #include "check_util.h"
 #include "emu_schedule.h"
 #include "layernorm.h"
+#include "linear.h"
 #include "mem.h"
 #include "runtime.cuh"
 
@@ -364,5 +369,106 @@ TCase *ex8_4_tcase(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ex8_4_matches_chapter_4);
     tcase_add_test(tc, ex8_4_shifted_rows);
+    return tc;
+}
+
+// ---- 8.5 column sums in chunks ---------------------------------------------------
+
+// A device copy of n host floats followed by GUARD floats of NaN: a read
+// past the end (a chunk not cut at N) brings a NaN into the sum.
+static float *to_device_nan_after(const float *h, size_t n) {
+    float *p = alloc_floats(n + GUARD);
+    memcpy(p, h, n * sizeof *p);
+    for (size_t i = n; i < n + GUARD; i++) p[i] = NAN;
+    float *d = to_device(p, n + GUARD);
+    free(p);
+    return d;
+}
+
+// A device copy of n host floats followed by the guard.
+static float *to_device_guarded(const float *h, size_t n) {
+    float *d = device_output(n);
+    cuda_upload(d, h, n);
+    return d;
+}
+
+// ex_column_sums_cuda on m (N, C) in chunks of `rows`, dst starting from
+// random values (+=), against chapter 2's bias gradient, in every order;
+// the result's bits in each order go to bits (C floats per order) when
+// it is not NULL.
+static void colsum_case(int N, int C, int rows, uint64_t seed,
+                        float *bits) {
+    size_t n = (size_t)N * C;
+    int chunks = (N + rows - 1) / rows;
+    float *m = randn_floats(n, 1.0f, seed);
+    float *dst0 = randn_floats((size_t)C, 1.0f, seed + 1);
+    float *want = alloc_floats((size_t)C);
+    memcpy(want, dst0, (size_t)C * sizeof *want);
+    linear_backward(NULL, NULL, want, m, NULL, NULL, N, 0, C);
+    float *d_m = to_device_nan_after(m, n);
+    char what[96];
+    snprintf(what, sizeof what, "ex_column_sums_cuda N=%d C=%d rows=%d "
+             "(%d chunk%s)", N, C, rows, chunks, chunks == 1 ? "" : "s");
+    for (int o = 0; o < N_ORDERS; o++) {
+        emu_set_schedule(ORDERS[o], 110 + o);
+        float *d_dst = to_device_guarded(dst0, (size_t)C);
+        float *d_part = device_output((size_t)chunks * C);
+        ex_column_sums_cuda(d_dst, d_m, N, C, rows, d_part);
+        check_output(what, ORDERS[o], d_dst, want, (size_t)C, true);
+        // the scratch: its chunks * C floats may hold anything, but
+        // nothing may be written after them
+        float *g = alloc_floats(GUARD);
+        cuda_download(g, d_part + (size_t)chunks * C, GUARD);
+        for (int i = 0; i < GUARD; i++)
+            ck_assert_msg(g[i] == GUARD_VALUE, "%s, threads %s: wrote past "
+                          "the chunks * C floats of part, at [%zu]", what,
+                          order_words(ORDERS[o]),
+                          (size_t)chunks * C + (size_t)i);
+        free(g);
+        if (bits) cuda_download(bits + (size_t)o * C, d_dst, (size_t)C);
+        cuda_free(d_dst), cuda_free(d_part);
+    }
+    emu_set_schedule(EMU_CONCURRENT, 0);
+    cuda_free(d_m);
+    free(m), free(dst0), free(want);
+}
+
+START_TEST(ex8_5_matches_chapter_2) {
+    // {N, C, rows}: a short last chunk; four chunks of 10 rows, C under
+    // two tiles; one row and one column; one chunk of all rows; chunks
+    // shorter than the 8 lanes; rows past N
+    static const int SIZES[][3] = {{601, 70, 256}, {37, 45, 10},
+                                   {1, 1, 4},      {300, 33, 300},
+                                   {50, 97, 5},    {20, 40, 64}};
+    for (size_t k = 0; k < sizeof SIZES / sizeof *SIZES; k++)
+        colsum_case(SIZES[k][0], SIZES[k][1], SIZES[k][2], 120 + 3 * k,
+                    NULL);
+}
+END_TEST
+
+START_TEST(ex8_5_same_bits_every_order) {
+    // Sums whose order depends on which thread runs first (atomicAdd)
+    // round differently in different orders; the chunked sums never do.
+    const int N = 777, C = 41, rows = 64;
+    float *bits = alloc_floats((size_t)N_ORDERS * C);
+    colsum_case(N, C, rows, 140, bits);
+    for (int o = 1; o < N_ORDERS; o++)
+        for (int c = 0; c < C; c++)
+            ck_assert_msg(memcmp(&bits[(size_t)o * C + c], &bits[c],
+                                 sizeof(float)) == 0,
+                          "ex_column_sums_cuda N=%d C=%d: dst[%d] is %.9g "
+                          "with the threads %s but %.9g %s: the sum's order "
+                          "depends on the threads (atomics?)", N, C, c,
+                          bits[(size_t)o * C + c], order_words(ORDERS[o]),
+                          bits[c], order_words(ORDERS[0]));
+    free(bits);
+}
+END_TEST
+
+TCase *ex8_5_tcase(void) {
+    TCase *tc = tcase_new("ex8.5", "ch8 exercises");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, ex8_5_matches_chapter_2);
+    tcase_add_test(tc, ex8_5_same_bits_every_order);
     return tc;
 }
