@@ -22,10 +22,16 @@
 
 #include <math.h>
 
+#ifdef __CUDACC__
+#include <cuda_bf16.h>
+#endif
+
 extern "C" {
 #include "attention.cuh"
 #include "gemm.cuh"
 }
+
+typedef __nv_bfloat16 bf16;
 
 #define WARP 32
 #define FULL_MASK 0xffffffffu               // every lane of the warp
@@ -51,43 +57,12 @@ __device__ static inline float warp_sum(float v) {
     return v;
 }
 
-// What a softmax needs to know of some values x_i, gathered in one pass:
-// their maximum m, and l = sum_i exp(x_i - m). Nothing yet: m = -inf, l = 0.
-struct SoftmaxStats {
-    float m, l;
-};
-
-// Adds x to s. When x is a new maximum, every term so far was taken
-// against too small an m; multiplying l by exp(m_old - x) moves them all
-// to the new one at once. A value of -inf adds exp(-inf) = 0: skipped.
-__device__ static inline void stats_add(SoftmaxStats &s, float x) {
-    if (x > s.m) {
-        s.l = s.l * expf(s.m - x) + 1.0f;      // exp(x - x) = 1
-        s.m = x;
-    } else if (x > -INFINITY) {
-        s.l += expf(x - s.m);
-    }
-}
-
-// The statistics of two sets of values together. Both terms are moved to
-// the larger maximum; an empty side (m = -inf) contributes exp(-inf) = 0.
-// The same result whichever side is a: the two lanes of a shuffle agree.
-__device__ static inline SoftmaxStats stats_merge(SoftmaxStats a,
-                                                  SoftmaxStats b) {
-    float m = fmaxf(a.m, b.m);
-    if (m == -INFINITY) return a;              // both empty
-    SoftmaxStats s = {m, a.l * expf(a.m - m) + b.l * expf(b.m - m)};
-    return s;
-}
-
-// The statistics of the whole warp's values, in every lane (as warp_sum).
-__device__ static inline SoftmaxStats warp_stats(SoftmaxStats s) {
-    for (int o = WARP / 2; o > 0; o /= 2) {
-        SoftmaxStats other = {__shfl_xor_sync(FULL_MASK, s.m, o),
-                              __shfl_xor_sync(FULL_MASK, s.l, o)};
-        s = stats_merge(s, other);
-    }
-    return s;
+// The maximum of v over the 32 lanes of the warp, in every lane, by the
+// same butterfly as warp_sum.
+__device__ static inline float warp_max(float v) {
+    for (int o = WARP / 2; o > 0; o /= 2)
+        v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
+    return v;
 }
 
 //> attention-cuda
@@ -95,18 +70,23 @@ __device__ static inline SoftmaxStats warp_stats(SoftmaxStats s) {
 // masks let this row see; every other key gets exactly 0, and a row that
 // sees no key at all is all zeros. Row r is query t = r % Tq of head
 // r / Tq, which belongs to sequence b = r / Tq / NH of key_mask (B, Tk).
+// With out16 (bf16 mode), the same weights rounded to bf16 go there too:
+// the copy the next product needs, made without a pass of its own.
 //
 // One warp per row: lane j reads keys j, j + 32, j + 64, ..., so the 32
 // lanes read 32 neighbouring floats at a time (one coalesced access).
-// A first pass gathers the maximum and the sum of exponentials together
-// (SoftmaxStats), the shuffles combine the lanes', and a second pass
-// writes the weights: the row is read twice, not three times. out may be
-// inp: each lane overwrites only what it read itself, after the shuffles,
-// which every lane reaches only once the whole warp has finished reading.
-__global__ void masked_softmax_kernel(float *out, const float *inp,
-                                      const int *key_mask, bool causal,
-                                      float scale, int rows, int NH, int Tq,
-                                      int Tk) {
+// Three passes, each ending in a butterfly: the maximum, the sum of
+// exponentials, the weights. (An online pass gathering the maximum and
+// the sum together reads the row once less, and was slower on an H100:
+// the row is still in the L1 cache for the second pass, and the online
+// rule's rescaling costs an exponential and a branch; section "The
+// kernel benchmarks, measured" of the chapter has the numbers.) out may
+// be inp: each lane overwrites only what it read itself, after the last
+// shuffle, which no lane passes before the whole warp has read.
+__global__ void masked_softmax_kernel(float *out, bf16 *out16,
+                                      const float *inp, const int *key_mask,
+                                      bool causal, float scale, int rows,
+                                      int NH, int Tq, int Tk) {
     int row = blockIdx.x * ROW_WARPS + threadIdx.x / WARP;
     int lane = threadIdx.x % WARP;
     if (row >= rows) return;                   // the whole warp leaves
@@ -116,16 +96,23 @@ __global__ void masked_softmax_kernel(float *out, const float *inp,
     const float *x = inp + (size_t)row * Tk;
     float *y = out + (size_t)row * Tk;
 
-    SoftmaxStats s = {-INFINITY, 0.0f};
+    float m = -INFINITY;                       // over the keys seen
     for (int i = lane; i < visible; i += WARP)
-        if (!real || real[i]) stats_add(s, scale * x[i]);
-    s = warp_stats(s);
+        if (!real || real[i]) m = fmaxf(m, scale * x[i]);
+    m = warp_max(m);
+    float sum = 0.0f;                          // exp(-inf) adds 0
+    if (m > -INFINITY)
+        for (int i = lane; i < visible; i += WARP)
+            if (!real || real[i]) sum += expf(scale * x[i] - m);
+    sum = warp_sum(sum);
 
-    // l >= 1 when any key is seen (its maximum gave exp(0)); l = 0: none.
-    float inv = s.l > 0.0f ? 1.0f / s.l : 0.0f;
+    // sum >= 1 when any key is seen (its maximum gave exp(0)); 0: none.
+    float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     for (int i = lane; i < Tk; i += WARP) {
-        bool seen = i < visible && (!real || real[i]) && s.l > 0.0f;
-        y[i] = seen ? expf(scale * x[i] - s.m) * inv : 0.0f;
+        bool seen = i < visible && (!real || real[i]) && sum > 0.0f;
+        float w = seen ? expf(scale * x[i] - m) * inv : 0.0f;
+        y[i] = w;
+        if (out16) out16[(size_t)row * Tk + i] = __float2bfloat16(w);
     }
 }
 
@@ -135,9 +122,12 @@ __global__ void masked_softmax_kernel(float *out, const float *inp,
 // and dinp = g, or dinp += g when accumulate. One warp per row, as the
 // forward. dinp may be dout (attention computes dscores over datt): as
 // there, a lane writes only what it read, after the shuffles.
-__global__ void softmax_backward_kernel(float *dinp, const float *dout,
-                                        const float *out, float scale,
-                                        bool accumulate, int rows, int D) {
+// With dinp16, dinp's new values rounded to bf16 go there too (as the
+// forward's out16).
+__global__ void softmax_backward_kernel(float *dinp, bf16 *dinp16,
+                                        const float *dout, const float *out,
+                                        float scale, bool accumulate,
+                                        int rows, int D) {
     int row = blockIdx.x * ROW_WARPS + threadIdx.x / WARP;
     int lane = threadIdx.x % WARP;
     if (row >= rows) return;
@@ -148,7 +138,9 @@ __global__ void softmax_backward_kernel(float *dinp, const float *dout,
     dot = warp_sum(dot);
     for (int i = lane; i < D; i += WARP) {
         float g = scale * y[i] * (dy[i] - dot);
-        dx[i] = accumulate ? dx[i] + g : g;
+        g = accumulate ? dx[i] + g : g;
+        dx[i] = g;
+        if (dinp16) dinp16[(size_t)row * D + i] = __float2bfloat16(g);
     }
 }
 
@@ -157,58 +149,130 @@ static unsigned row_blocks(int rows) {
     return ceil_div((size_t)rows, ROW_WARPS);
 }
 
+HeadsLayout heads_packed(int NH, int T, int HS) {
+    HeadsLayout l = {HS, (long long)T * HS, (long long)NH * T * HS};
+    return l;
+}
+
+HeadsLayout heads_in_rows(int T, int ld, int HS) {
+    HeadsLayout l = {ld, HS, (long long)T * ld};
+    return l;
+}
+
+// The floats an array of `rows` by `cols` matrices spans in layout l,
+// from its first to the last of head NH - 1 of sequence B - 1.
+static size_t heads_extent(HeadsLayout l, int rows, int cols, int B,
+                           int NH) {
+    return (size_t)(B - 1) * l.batch + (size_t)(NH - 1) * l.head
+           + (size_t)(rows - 1) * l.ld + cols;
+}
+
+// For every head of every sequence, C = op(A) @ op(B) + beta * C, each
+// array in its own layout. When every layout is packed (a sequence's
+// heads one after another, so that head h of sequence b is simply
+// matrix b * NH + h), all B * NH products are one strided-batched call;
+// otherwise one call per head, each over the B sequences.
+static void heads_gemm(bool ta, bool tb, int M, int N, int K, const float *A,
+                       HeadsLayout la, const float *Bm, HeadsLayout lb,
+                       float beta, float *C, HeadsLayout lc, int B, int NH) {
+    if (la.batch == NH * la.head && lb.batch == NH * lb.head
+        && lc.batch == NH * lc.head) {
+        gemm_batched_cuda(ta, tb, M, N, K, 1.0f, A, la.ld, la.head, Bm,
+                          lb.ld, lb.head, beta, C, lc.ld, lc.head, B * NH);
+        return;
+    }
+    // In bf16, round each operand once, whole (gemm.cuh), not once per
+    // head: the per-head calls then find their parts in the copy.
+    gemm_bf16_prepare(A, heads_extent(la, ta ? K : M, ta ? M : K, B, NH));
+    gemm_bf16_prepare(Bm, heads_extent(lb, tb ? N : K, tb ? K : N, B, NH));
+    for (int h = 0; h < NH; h++)
+        gemm_batched_cuda(ta, tb, M, N, K, 1.0f, A + h * la.head, la.ld,
+                          la.batch, Bm + h * lb.head, lb.ld, lb.batch, beta,
+                          C + h * lc.head, lc.ld, lc.batch, B);
+}
+
+void attention_forward_strided_cuda(float *out, HeadsLayout lo, float *att,
+                                    const float *q, HeadsLayout lq,
+                                    const float *k, const float *v,
+                                    HeadsLayout lkv, const int *key_mask,
+                                    bool causal, int B, int NH, int Tq,
+                                    int Tk, int HS) {
+    int rows = B * NH * Tq;                    // rows of att
+    HeadsLayout la = heads_packed(NH, Tq, Tk); // att: (B, NH, Tq, Tk)
+    // for every head: scores (Tq, Tk) = q (Tq, HS) @ k^T (HS, Tk), into att
+    heads_gemm(false, true, Tq, Tk, HS, q, lq, k, lkv, 0.0f, att, la, B, NH);
+    // att = the masked softmax of each row of scores / sqrt(HS), in place
+    // (in bf16, with the copy of att the next product reads)
+    size_t na = (size_t)rows * Tk;
+    unsigned long before = cuda_writes();
+    bf16 *att16 = (bf16 *)gemm_bf16_copy_begin(att, na);
+    LAUNCH(masked_softmax_kernel, row_blocks(rows), ROW_THREADS, 0, att,
+           att16, att, key_mask, causal, 1.0f / sqrtf((float)HS), rows, NH,
+           Tq, Tk);
+    gemm_bf16_copy_end(before, att, na);   // v's copy holds too
+    // out (Tq, HS) = att (Tq, Tk) @ v (Tk, HS): weighted sums of values
+    heads_gemm(false, false, Tq, HS, Tk, att, la, v, lkv, 0.0f, out, lo, B,
+               NH);
+}
+
+void attention_backward_strided_cuda(float *dq, float *dk, float *dv,
+                                     float *datt, const float *dout,
+                                     const float *att, const float *q,
+                                     const float *k, const float *v,
+                                     HeadsLayout lq, HeadsLayout lkv,
+                                     HeadsLayout lo, int B, int NH, int Tq,
+                                     int Tk, int HS) {
+    int rows = B * NH * Tq;
+    HeadsLayout la = heads_packed(NH, Tq, Tk);
+    // through out = att @ v: dv += att^T @ dout, datt = dout @ v^T
+    heads_gemm(true, false, Tk, HS, Tq, att, la, dout, lo, 1.0f, dv, lkv, B,
+               NH);
+    heads_gemm(false, true, Tq, Tk, HS, dout, lo, v, lkv, 0.0f, datt, la, B,
+               NH);
+    // through the softmax and the scale, in place: datt becomes dscores
+    size_t na = (size_t)rows * Tk;
+    unsigned long before = cuda_writes();
+    bf16 *datt16 = (bf16 *)gemm_bf16_copy_begin(datt, na);
+    LAUNCH(softmax_backward_kernel, row_blocks(rows), ROW_THREADS, 0, datt,
+           datt16, datt, att, 1.0f / sqrtf((float)HS), false, rows, Tk);
+    gemm_bf16_copy_end(before, datt, na);   // and k's and q's hold
+    // through scores = q k^T: dq += dscores @ k, dk += dscores^T @ q
+    heads_gemm(false, false, Tq, HS, Tk, datt, la, k, lkv, 1.0f, dq, lq, B,
+               NH);
+    heads_gemm(true, false, Tk, HS, Tq, datt, la, q, lq, 1.0f, dk, lkv, B,
+               NH);
+}
+//< attention-cuda
+
+// Chapter 2's own layout, (B, NH, T, HS) for every array.
 void attention_forward_cuda(float *out, float *att, const float *q,
                             const float *k, const float *v,
                             const int *key_mask, bool causal, int B, int NH,
                             int Tq, int Tk, int HS) {
-    int Z = B * NH, rows = Z * Tq;             // heads, and rows of att
-    long long qs = (long long)Tq * HS, ks = (long long)Tk * HS;
-    long long as = (long long)Tq * Tk;         // one head's floats of each
-    // for every head: scores (Tq, Tk) = q (Tq, HS) @ k^T (HS, Tk), into att
-    gemm_batched_cuda(false, true, Tq, Tk, HS, 1.0f, q, HS, qs, k, HS, ks,
-                      0.0f, att, Tk, as, Z);
-    // att = the masked softmax of each row of scores / sqrt(HS), in place
-    LAUNCH(masked_softmax_kernel, row_blocks(rows), ROW_THREADS, 0, att,
-           att, key_mask, causal, 1.0f / sqrtf((float)HS), rows, NH, Tq,
-           Tk);
-    // out (Tq, HS) = att (Tq, Tk) @ v (Tk, HS): weighted sums of values
-    gemm_batched_cuda(false, false, Tq, HS, Tk, 1.0f, att, Tk, as, v, HS,
-                      ks, 0.0f, out, HS, qs, Z);
+    HeadsLayout lq = heads_packed(NH, Tq, HS), lkv = heads_packed(NH, Tk, HS);
+    attention_forward_strided_cuda(out, lq, att, q, lq, k, v, lkv, key_mask,
+                                   causal, B, NH, Tq, Tk, HS);
 }
 
 void attention_backward_cuda(float *dq, float *dk, float *dv, float *datt,
                              const float *dout, const float *att,
                              const float *q, const float *k, const float *v,
                              int B, int NH, int Tq, int Tk, int HS) {
-    int Z = B * NH, rows = Z * Tq;
-    long long qs = (long long)Tq * HS, ks = (long long)Tk * HS;
-    long long as = (long long)Tq * Tk;
-    // through out = att @ v: dv += att^T @ dout, datt = dout @ v^T
-    gemm_batched_cuda(true, false, Tk, HS, Tq, 1.0f, att, Tk, as, dout, HS,
-                      qs, 1.0f, dv, HS, ks, Z);
-    gemm_batched_cuda(false, true, Tq, Tk, HS, 1.0f, dout, HS, qs, v, HS,
-                      ks, 0.0f, datt, Tk, as, Z);
-    // through the softmax and the scale, in place: datt becomes dscores
-    LAUNCH(softmax_backward_kernel, row_blocks(rows), ROW_THREADS, 0, datt,
-           datt, att, 1.0f / sqrtf((float)HS), false, rows, Tk);
-    // through scores = q k^T: dq += dscores @ k, dk += dscores^T @ q
-    gemm_batched_cuda(false, false, Tq, HS, Tk, 1.0f, datt, Tk, as, k, HS,
-                      ks, 1.0f, dq, HS, qs, Z);
-    gemm_batched_cuda(true, false, Tk, HS, Tq, 1.0f, datt, Tk, as, q, HS,
-                      qs, 1.0f, dk, HS, ks, Z);
+    HeadsLayout lq = heads_packed(NH, Tq, HS), lkv = heads_packed(NH, Tk, HS);
+    attention_backward_strided_cuda(dq, dk, dv, datt, dout, att, q, k, v, lq,
+                                    lkv, lq, B, NH, Tq, Tk, HS);
 }
-//< attention-cuda
 
 void softmax_forward_cuda(float *out, const float *inp, int N, int D) {
     if (N == 0 || D == 0) return;
     // one head of N queries, none of them masked
-    LAUNCH(masked_softmax_kernel, row_blocks(N), ROW_THREADS, 0, out, inp,
-           (const int *)NULL, false, 1.0f, N, 1, N, D);
+    LAUNCH(masked_softmax_kernel, row_blocks(N), ROW_THREADS, 0, out,
+           (bf16 *)NULL, inp, (const int *)NULL, false, 1.0f, N, 1, N, D);
 }
 
 void softmax_backward_cuda(float *dinp, const float *dout, const float *out,
                            int N, int D) {
     if (N == 0 || D == 0) return;
     LAUNCH(softmax_backward_kernel, row_blocks(N), ROW_THREADS, 0, dinp,
-           dout, out, 1.0f, true, N, D);
+           (bf16 *)NULL, dout, out, 1.0f, true, N, D);
 }

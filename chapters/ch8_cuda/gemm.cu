@@ -70,16 +70,21 @@ void bf16_round_cuda(uint16_t *out, const float *in, size_t n) {
 }
 
 //> bf16-casts
-// The operands' bf16 copies, in two buffers grown on demand and never
+// The operands' bf16 copies, in three buffers grown on demand and never
 // freed. Each remembers what it holds: the first n floats of src, as
 // they were at write number `epoch` (runtime.cuh's cuda_writes: it
 // counts every launch, memset and copy that can change device memory).
 // A product that finds its operand there, unchanged since, uses the copy
 // again instead of casting it twice: a linear layer's backward pass
 // multiplies dout by the weights and by the input, back to back, and
-// attention's uses its weights' gradient twice the same way. Only the
+// attention's uses its weights' gradient twice the same way. An operand
+// that lies inside a copy is found too, at its offset: attention's
+// products read q, k and v as column ranges of one qkv array, and one
+// cast of the whole array serves them all (gemm_bf16_prepare). Only the
 // products' own outputs change memory without a count, so each product
 // forgets any copy its output overlaps.
+#define CAST_SLOTS 3
+
 typedef struct {
     bf16 *buf;
     size_t size;            // bf16 values buf has room for
@@ -89,24 +94,29 @@ typedef struct {
     unsigned long used;     // when it was last asked for (as_bf16 calls)
 } CastSlot;
 
-static CastSlot slots[2];
+static CastSlot slots[CAST_SLOTS];
 static unsigned long asked;
 
 // Operand x (n floats) in bf16, for a product whose other operand is in
 // slot `keep` (-1: none), which must not be overwritten.
 static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
     unsigned long now = cuda_writes();
+    uintptr_t lo = (uintptr_t)x, hi = (uintptr_t)(x + n);
     asked++;
-    for (int s = 0; s < 2; s++)
-        if (slots[s].src == x && slots[s].n == n && slots[s].epoch == now) {
-            slots[s].used = asked;
+    for (int s = 0; s < CAST_SLOTS; s++) {
+        CastSlot *c = &slots[s];
+        if (c->src && c->epoch == now && (uintptr_t)c->src <= lo
+            && hi <= (uintptr_t)(c->src + c->n)) {
+            c->used = asked;
             *used = s;
-            return slots[s].buf;   // cast before, and unchanged since
+            return c->buf + (x - c->src);   // cast before, unchanged since
         }
-    // Not in hand: into the slot the other operand does not hold, else
-    // the one asked for longest ago.
-    int s = keep == 0 ? 1 : keep == 1 ? 0 : slots[0].used <= slots[1].used
-                                                 ? 0 : 1;
+    }
+    // Not in hand: into the slot asked for longest ago, other than the
+    // one that holds the other operand.
+    int s = -1;
+    for (int o = 0; o < CAST_SLOTS; o++)
+        if (o != keep && (s < 0 || slots[o].used < slots[s].used)) s = o;
     CastSlot *c = &slots[s];
     if (n > c->size) {
         cuda_free(c->buf);
@@ -114,9 +124,9 @@ static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
         c->size = n;
     }
     to_bf16(c->buf, x, n);
-    // The cast wrote only into c->buf, so what the other slot held is as
-    // good as before: it moves to the new count with this one.
-    for (int o = 0; o < 2; o++)
+    // The cast wrote only into c->buf, so what the other slots held is as
+    // good as before: they move to the new count with this one.
+    for (int o = 0; o < CAST_SLOTS; o++)
         if (o != s && slots[o].src && slots[o].epoch == now)
             slots[o].epoch = cuda_writes();
     c->src = x, c->n = n, c->epoch = cuda_writes(), c->used = asked;
@@ -124,9 +134,50 @@ static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
     return c->buf;
 }
 
+void gemm_bf16_prepare(const float *x, size_t n) {
+    int s;
+    if (use_bf16 && n > 0) as_bf16(x, n, -1, &s);
+}
+
+static int pending = -1;   // the slot gemm_bf16_copy_begin handed out
+
+uint16_t *gemm_bf16_copy_begin(const float *x, size_t n) {
+    if (!use_bf16 || n == 0) return NULL;
+    int s = 0;   // the slot asked for longest ago
+    for (int o = 1; o < CAST_SLOTS; o++)
+        if (slots[o].used < slots[s].used) s = o;
+    CastSlot *c = &slots[s];
+    if (n > c->size) {
+        cuda_free(c->buf);
+        CUDA_CHECK(cudaMalloc((void **)&c->buf, n * sizeof(bf16)));
+        c->size = n;
+    }
+    c->src = NULL;   // nothing, until gemm_bf16_copy_end
+    c->used = ++asked;
+    pending = s;
+    (void)x;
+    return (uint16_t *)c->buf;
+}
+
+void gemm_bf16_copy_end(unsigned long before, const float *x, size_t n) {
+    if (!use_bf16 || n == 0 || pending < 0) return;
+    unsigned long now = cuda_writes();
+    for (int s = 0; s < CAST_SLOTS; s++) {
+        CastSlot *c = &slots[s];
+        if (s == pending || !c->src || c->epoch != before) continue;
+        if (c->src < x + n && x < c->src + c->n)
+            c->src = NULL;           // what it copied has changed
+        else
+            c->epoch = now;          // untouched by those writes
+    }
+    CastSlot *c = &slots[pending];
+    c->src = x, c->n = n, c->epoch = now;
+    pending = -1;
+}
+
 // The product just wrote n floats at C: a copy of them is stale.
 static void forget_overlap(const float *C, size_t n) {
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < CAST_SLOTS; s++)
         if (slots[s].src && slots[s].src < C + n && C < slots[s].src +
                                                          slots[s].n)
             slots[s].src = NULL;

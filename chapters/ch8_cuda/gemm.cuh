@@ -32,6 +32,26 @@ void gemm_batched_cuda(bool trans_a, bool trans_b, int M, int N, int K,
 void gemm_set_bf16(bool on);
 bool gemm_bf16(void);
 
+// In bf16 mode, rounds x[0..n) now, so that the products that follow
+// find any operand that lies inside it, unchanged since, already cast (a
+// whole qkv array, whose q, k and v the heads' products read a piece at
+// a time); off, nothing. Only ever a saving: the products are right
+// either way.
+void gemm_bf16_prepare(const float *x, size_t n);
+
+// A copy made by the kernel that computes the operand, instead of by a
+// pass of its own. In bf16 mode, gemm_bf16_copy_begin returns room for
+// n bf16 values (NULL when off); the caller launches the kernel that
+// writes x[0..n) and, beside it, x's values rounded to bf16 into that
+// room, then calls gemm_bf16_copy_end with what cuda_writes() returned
+// before the launch: the products that follow find the copy as if they
+// had cast x themselves. The caller vouches that its writes since
+// `before` changed x and the copy only, so copies of other memory stay
+// good too: attention's softmax writes the weights between two products
+// that read v.
+uint16_t *gemm_bf16_copy_begin(const float *x, size_t n);
+void gemm_bf16_copy_end(unsigned long before, const float *x, size_t n);
+
 // out[i] = the bf16 nearest to in[i] (ties to even), as its 16 bits; the
 // rounding gemm_cuda applies in bf16 mode. Device pointers.
 void bf16_round_cuda(uint16_t *out, const float *in, size_t n);

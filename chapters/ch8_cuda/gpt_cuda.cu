@@ -102,6 +102,7 @@ static int acts_slots(Slot *t, GptCudaActs *a, const GptConfig *c, int B,
     size_t bt = (size_t)B * T, btc = bt * C, btf = bt * F;
     size_t bntt = (size_t)B * NH * T * T, bnt = (size_t)B * NH * T;
     size_t mask = dropout ? btc : 0;
+    size_t heads = flash ? btc : 0;   // copies of the heads: fused path
     int n = 0;
     for (int l = 0; l < L; l++) {
         BlockCacheCuda *b = &a->blocks[l];
@@ -109,13 +110,15 @@ static int acts_slots(Slot *t, GptCudaActs *a, const GptConfig *c, int B,
         t[n++] = (Slot){&b->sa.mean, bt};
         t[n++] = (Slot){&b->sa.rstd, bt};
         t[n++] = (Slot){&b->sa.mask, mask};
-        t[n++] = (Slot){&b->attn.qkv, l == 0 ? 3 * btc : 0};  // shared
-        t[n++] = (Slot){&b->attn.q, btc};
-        t[n++] = (Slot){&b->attn.k, btc};
-        t[n++] = (Slot){&b->attn.v, btc};
+        // the fused path shares one qkv and keeps the heads' copies
+        t[n++] = (Slot){&b->attn.qkv, !flash ? 3 * btc : l == 0 ? 3 * btc
+                                                                : 0};
+        t[n++] = (Slot){&b->attn.q, heads};
+        t[n++] = (Slot){&b->attn.k, heads};
+        t[n++] = (Slot){&b->attn.v, heads};
         t[n++] = (Slot){&b->attn.att, flash ? 0 : bntt};
         t[n++] = (Slot){&b->attn.lse, flash ? bnt : 0};
-        t[n++] = (Slot){&b->attn.yh, btc};
+        t[n++] = (Slot){&b->attn.yh, heads};
         t[n++] = (Slot){&b->attn.y, btc};
         t[n++] = (Slot){&b->res1, btc};
         t[n++] = (Slot){&b->ff.norm, btc};
@@ -130,10 +133,10 @@ static int acts_slots(Slot *t, GptCudaActs *a, const GptConfig *c, int B,
     t[n++] = (Slot){&s->dsub, btc};
     t[n++] = (Slot){&s->dy, btc};
     t[n++] = (Slot){&s->attn.dy, btc};
-    t[n++] = (Slot){&s->attn.dyh, btc};
-    t[n++] = (Slot){&s->attn.dq, btc};
-    t[n++] = (Slot){&s->attn.dk, btc};
-    t[n++] = (Slot){&s->attn.dv, btc};
+    t[n++] = (Slot){&s->attn.dyh, heads};
+    t[n++] = (Slot){&s->attn.dq, heads};
+    t[n++] = (Slot){&s->attn.dk, heads};
+    t[n++] = (Slot){&s->attn.dv, heads};
     t[n++] = (Slot){&s->attn.datt, flash ? 0 : bntt};
     t[n++] = (Slot){&s->attn.dqkv, 3 * btc};
     t[n++] = (Slot){&s->mlp.dh, btf};
@@ -179,7 +182,7 @@ int gpt_cuda_acts_alloc(GptCudaActs *a, const GptConfig *cfg, int B, int T,
     a->mem = cuda_alloc_floats(layout_floats(t, n));
     layout_point(t, n, a->mem);
     free(t);
-    for (int l = 1; l < cfg->n_layer; l++)   // c_attn's output is shared
+    for (int l = 1; flash && l < cfg->n_layer; l++)   // a shared qkv
         a->blocks[l].attn.qkv = a->blocks[0].attn.qkv;
     a->idx = cuda_alloc_ints((size_t)B * T);
     a->targets = cuda_alloc_ints((size_t)B * T);

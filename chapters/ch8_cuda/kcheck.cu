@@ -685,6 +685,63 @@ static void check_gemm_bf16_reuse(KReport *rep, const int sz[4],
     for (float *q : host) free(q);
 }
 
+// sz: n. The copies found inside other copies, and made beside their
+// source. X is (n, 2n); A is its left half and B its right half, each an
+// (n, n) matrix with rows 2n apart, as attention's q and k lie in qkv.
+// After gemm_bf16_prepare(X), C = A @ B^T must find both inside X's
+// copy, at their offsets (a copy used from its start gives B = A). Then
+// X changes, with its new copy made beside it (gemm_bf16_copy_begin and
+// _end, as attention's softmax does): the old copy must go, and the next
+// product must see the new values; then another array changes the same
+// way, and X's copy may stay: the product is right either way.
+static void check_gemm_bf16_views(KReport *rep, const int sz[4],
+                                  uint64_t seed) {
+    int n = sz[0];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "n=%d", n);
+    size_t nx = (size_t)n * 2 * n, nc = (size_t)n * n;
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *X = host_randn(&rng, nx, 1.0f), *X2 = host_randn(&rng, nx, 1.0f);
+    float *C = (float *)xmalloc(nc * sizeof *C);
+    float *d_X = to_device(X, nx), *d_C = cuda_alloc_floats(nc);
+    float *d_other = cuda_alloc_floats(nc);
+    bool was = gemm_bf16();
+    gemm_set_bf16(true);
+    gemm_bf16_prepare(d_X, nx);
+    const char *names[3] = {"gemm_cuda, bf16: views of one copy",
+                            "gemm_cuda, bf16: copy made beside",
+                            "gemm_cuda, bf16: write elsewhere"};
+    for (int round = 0; round < 3; round++) {
+        unsigned long before = cuda_writes();
+        if (round == 1) {
+            memcpy(X, X2, nx * sizeof *X);
+            uint16_t *copy = gemm_bf16_copy_begin(d_X, nx);
+            cuda_upload(d_X, X, nx);
+            bf16_round_cuda(copy, d_X, nx);
+            gemm_bf16_copy_end(before, d_X, nx);
+        }
+        if (round == 2) {
+            uint16_t *copy = gemm_bf16_copy_begin(d_other, nc);
+            cuda_upload(d_other, X2, nc);
+            bf16_round_cuda(copy, d_other, nc);
+            gemm_bf16_copy_end(before, d_other, nc);
+        }
+        gemm_cuda(false, true, n, n, n, 1.0f, d_X, 2 * n, d_X + n, 2 * n,
+                  0.0f, d_C, n);
+        float *Xr = host_copy(X, nx);
+        for (size_t i = 0; i < nx; i++)
+            Xr[i] = bf16_value(bf16_nearest(Xr[i]));
+        gemm(false, true, n, n, n, 1.0f, Xr, 2 * n, Xr + n, 2 * n, 0.0f, C,
+             n);
+        compare(rep, names[round], sizes, d_C, C, nc, 5e-5);
+        free(Xr);
+    }
+    gemm_set_bf16(was);
+    cuda_free(d_X), cuda_free(d_C), cuda_free(d_other);
+    free(X), free(X2), free(C);
+}
+
 // sz: B, T, C, NH. Split the three thirds of a (B, T, 3C) qkv, merge
 // back into (B, T, C): pure copies, so they must be exact.
 static void check_heads(KReport *rep, const int sz[4], uint64_t seed) {
@@ -803,6 +860,89 @@ static void check_attention(KReport *rep, const int sz[4], uint64_t seed) {
     for (float *p : dev) cuda_free(p);
     cuda_free(d_mask);
     float *host[] = {q, k, v, dy, dq, dk, dv, out, att, datt};
+    for (float *p : host) free(p);
+}
+
+// sz: B, T, HS, mode (0 fp32, 1 bf16, 3 bf16 with qkv cast whole first).
+// Causal self-attention of NH = 3 heads read where the linear layer puts
+// them, inside a (B, T, 3C) qkv, and written into a (B, T, C) y, as
+// mha.cu's (T, T) path calls it, against chapter 2's split, attention
+// and merge; dqkv starts from random values (the += is checked), and y
+// and dqkv are followed by guards (nothing written past them). In bf16
+// the products round their operands, which costs a few 1e-3 relative
+// (as the whole step): STEP_BF16_TOL. A copy used at the wrong offset
+// (k's bf16 values for q, say) or after its source changed gives errors
+// of order 1.
+static const double STEP_BF16_TOL = 2e-2;
+static void check_attention_rows(KReport *rep, const int sz[4],
+                                 uint64_t seed) {
+    const int NH = 3;
+    int B = sz[0], T = sz[1], HS = sz[2], C = NH * HS;
+    bool bf16 = (sz[3] & 1) != 0, whole = (sz[3] & 2) != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d HS=%d%s%s", B, T, HS,
+             bf16 ? " bf16" : "", whole ? " whole" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t btc = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+    float *qkv = host_randn(&rng, 3 * btc, 1.0f);
+    float *dy = host_randn(&rng, btc, 1.0f);
+    float *dqkv = host_randn(&rng, 3 * btc, 0.5f);
+    // chapter 2: split, attention, merge; and back
+    float *h[3], *dh[3];
+    for (int j = 0; j < 3; j++) {
+        h[j] = (float *)xmalloc(btc * sizeof(float));
+        dh[j] = (float *)xcalloc(btc, sizeof(float));
+        heads_split(h[j], qkv + j * C, 3 * C, B, T, C, NH);
+    }
+    float *yh = (float *)xmalloc(btc * sizeof *yh);
+    float *y = (float *)xmalloc(btc * sizeof *y);
+    float *dyh = (float *)xmalloc(btc * sizeof *dyh);
+    float *att = (float *)xmalloc(na * sizeof *att);
+    float *datt = (float *)xmalloc(na * sizeof *datt);
+    float *dmerged = (float *)xcalloc(3 * btc, sizeof *dmerged);
+    if (attention_forward(yh, att, h[0], h[1], h[2], NULL, true, B, NH, T,
+                          T, HS, NULL) != 0)
+        die("check_attention_rows: bad sizes %s", sizes);
+    heads_merge(y, yh, C, B, T, C, NH);
+    heads_split(dyh, dy, C, B, T, C, NH);
+    attention_backward(dh[0], dh[1], dh[2], datt, dyh, att, h[0], h[1], h[2],
+                       B, NH, T, T, HS);
+    for (int j = 0; j < 3; j++)
+        heads_merge(dmerged + j * C, dh[j], 3 * C, B, T, C, NH);
+    float *d_qkv = to_device(qkv, 3 * btc), *d_dy = to_device(dy, btc);
+    float *d_y = to_device_guarded(NULL, btc);
+    float *d_dqkv = to_device_guarded(dqkv, 3 * btc);
+    for (size_t i = 0; i < 3 * btc; i++) dqkv[i] += dmerged[i];
+    float *d_att = cuda_alloc_floats(na), *d_datt = cuda_alloc_floats(na);
+
+    bool was = gemm_bf16();
+    gemm_set_bf16(bf16);
+    HeadsLayout lqkv = heads_in_rows(T, 3 * C, HS), ly = heads_in_rows(T, C,
+                                                                       HS);
+    if (whole) gemm_bf16_prepare(d_qkv, 3 * btc);
+    attention_forward_strided_cuda(d_y, ly, d_att, d_qkv, lqkv, d_qkv + C,
+                                   d_qkv + 2 * C, lqkv, NULL, true, B, NH, T,
+                                   T, HS);
+    if (whole) gemm_bf16_prepare(d_qkv, 3 * btc);
+    attention_backward_strided_cuda(d_dqkv, d_dqkv + C, d_dqkv + 2 * C,
+                                    d_datt, d_dy, d_att, d_qkv, d_qkv + C,
+                                    d_qkv + 2 * C, lqkv, lqkv, ly, B, NH, T,
+                                    T, HS);
+    gemm_set_bf16(was);
+    double tol = bf16 ? STEP_BF16_TOL : FP32_TOL;
+    compare(rep, "attention strided: y", sizes, d_y, y, btc,
+            tol);
+    compare(rep, "attention strided: att", sizes, d_att, att,
+            na, tol);
+    compare(rep, "attention strided: dqkv", sizes, d_dqkv,
+            dqkv, 3 * btc, tol);
+    report_value(rep, "attention strided: past the end", sizes,
+                 guard_damage(d_y, btc) + guard_damage(d_dqkv, 3 * btc), 0);
+    float *dev[] = {d_qkv, d_dy, d_y, d_dqkv, d_att, d_datt};
+    for (float *p : dev) cuda_free(p);
+    float *host[] = {qkv, dy, dqkv, yh, y, dyh, att, datt, dmerged,
+                     h[0], h[1], h[2], dh[0], dh[1], dh[2]};
     for (float *p : host) free(p);
 }
 
@@ -1099,7 +1239,6 @@ static void check_adamw_many(KReport *rep, const int sz[4], uint64_t seed) {
 // another order than the CPU's, so the gradients get 1e-4 rather than
 // 1e-5: what a chain of that many fp32 roundings needs, and still a
 // thousand times below what one wrong index gives.
-static const double STEP_BF16_TOL = 2e-2;
 static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     int B = sz[0], T = sz[1];
     GptConfig cfg = gpt_config_default(65);
@@ -1203,6 +1342,7 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
 
 // ---- the table -------------------------------------------------------------
 
+#define ROWS_DIMS "B, T, HS, mode (1 bf16, 3 bf16 qkv whole)"
 #define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16)"
 #define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
 
@@ -1239,6 +1379,7 @@ const KCheck KCHECKS[] = {
     {"gemm", check_gemm_bf16, {19, 23, 97, 2}, GEMM_DIMS},
     {"gemm", check_gemm_bf16, {17, 13, 64, 6}, GEMM_DIMS},
     {"gemm", check_gemm_bf16_reuse, {37, 0, 0, 0}, "n"},
+    {"gemm", check_gemm_bf16_views, {29, 0, 0, 0}, "n"},
 
     // attention
     {"attention", check_softmax, {37, 45, 0, 0}, "N, D"},
@@ -1250,6 +1391,10 @@ const KCheck KCHECKS[] = {
     {"attention", check_attention, {13, 23, 8, 3}, ATTENTION_DIMS},
     {"attention", check_attention, {23, 13, 5, 1}, ATTENTION_DIMS},
     {"attention", check_attention, {1, 41, 8, 3}, ATTENTION_DIMS},
+    {"attention", check_attention_rows, {2, 19, 8, 0}, ROWS_DIMS},
+    {"attention", check_attention_rows, {3, 37, 5, 0}, ROWS_DIMS},
+    {"attention", check_attention_rows, {2, 19, 8, 1}, ROWS_DIMS},
+    {"attention", check_attention_rows, {2, 23, 16, 3}, ROWS_DIMS},
 
     // flash
     {"flash", check_flash, {2, 3, 37, 8}, "B, NH, T, HS"},
@@ -1282,8 +1427,11 @@ const KCheck KCHECKS[] = {
 };
 const int N_KCHECKS = sizeof KCHECKS / sizeof KCHECKS[0];
 
+// One line per compared array, under a line with the sizes whenever
+// they change: 80 columns hold it.
 int kcheck_all(bool verbose) {
     int failed = 0;
+    char shown[sizeof ((KResult *)0)->sizes] = "";
     for (int i = 0; i < N_KCHECKS; i++) {
         KReport rep;
         rep.n = 0;
@@ -1291,9 +1439,13 @@ int kcheck_all(bool verbose) {
         for (int j = 0; j < rep.n; j++) {
             const KResult *r = &rep.r[j];
             failed += !r->ok;
-            if (verbose || !r->ok)
-                printf("  %-36s %-22s err %.1e (tol %.0e) %s\n", r->name,
-                       r->sizes, r->err, r->tol, r->ok ? "ok" : "FAILED");
+            if (!verbose && r->ok) continue;
+            if (strcmp(shown, r->sizes) != 0) {
+                printf("  %s\n", r->sizes);
+                snprintf(shown, sizeof shown, "%s", r->sizes);
+            }
+            printf("    %-40s %.1e (tol %.0e) %s\n", r->name, r->err,
+                   r->tol, r->ok ? "ok" : "FAILED");
         }
     }
     return failed;

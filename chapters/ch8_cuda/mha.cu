@@ -7,6 +7,7 @@
 extern "C" {
 #include "attention.cuh"
 #include "error.h"
+#include "gemm.cuh"
 #include "flash.cuh"
 #include "linear.cuh"
 #include "mha.cuh"
@@ -53,31 +54,72 @@ void heads_merge_cuda(float *out, const float *inp, int ld, int B, int T,
 }
 
 // ---- the layer ---------------------------------------------------------------
-// mha_forward and mha_backward of chapter 2, call for call: the same
-// products (cuBLAS, in linear.cu), the same split and merge, and the
-// attention core of attention.cu, or of flash.cu when the cache keeps no
-// weights.
+// mha_forward and mha_backward of chapter 2, call for call, but for one
+// difference. Chapter 2 copies the heads out of the linear layer's
+// (B, T, 3C) output into (B, NH, T, HS) and copies the result back; on
+// the GPU those copies cost as much as the softmax (an H100's profile
+// gave them 14% of a bf16 step), and cuBLAS does not need them: a head's
+// q is a (T, HS) matrix inside qkv with rows 3C floats apart, which its
+// leading dimension says. So the (T, T) path hands attention.cu the
+// arrays where they are, and writes each head's output straight into
+// its columns of y. The fused path (flash.cu), whose kernels read packed
+// heads, keeps chapter 2's split and merge.
 
+//> mha-cuda
 // The heads of qkv, attention, the heads merged into y.
 static void attend_cuda(MhaCacheCuda *c, const int *key_mask, bool causal,
                         int B, int T, int C, int NH) {
+    int HS = C / NH;
+    if (c->att) {
+        HeadsLayout lqkv = heads_in_rows(T, 3 * C, HS);
+        gemm_bf16_prepare(c->qkv, (size_t)B * T * 3 * C);  // q, k, v at once
+        attention_forward_strided_cuda(c->y, heads_in_rows(T, C, HS), c->att,
+                                       c->qkv, lqkv, c->qkv + C,
+                                       c->qkv + 2 * C, lqkv, key_mask,
+                                       causal, B, NH, T, T, HS);
+        return;
+    }
+    if (key_mask || !causal)
+        die("mha_forward_cuda: the fused path is causal self-attention "
+            "without a key mask");
     heads_split_cuda(c->q, c->qkv, 3 * C, B, T, C, NH);
     heads_split_cuda(c->k, c->qkv + C, 3 * C, B, T, C, NH);
     heads_split_cuda(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
-    if (c->att)
-        attention_forward_cuda(c->yh, c->att, c->q, c->k, c->v, key_mask,
-                               causal, B, NH, T, T, C / NH);
-    else {
-        if (key_mask || !causal)
-            die("mha_forward_cuda: the fused path is causal self-attention "
-                "without a key mask");
-        attention_forward_flash_cuda(c->yh, c->lse, c->q, c->k, c->v, B, NH,
-                                     T, C / NH);
-    }
+    attention_forward_flash_cuda(c->yh, c->lse, c->q, c->k, c->v, B, NH, T,
+                                 HS);
     heads_merge_cuda(c->y, c->yh, C, B, T, C, NH);
 }
 
-//> mha-cuda
+// The backward pass of attend_cuda: dqkv += the gradient of qkv, from dy,
+// the gradient of y.
+static void attend_backward_cuda(float *dqkv, MhaScratchCuda *s,
+                                 const float *dy, const MhaCacheCuda *c,
+                                 int B, int T, int C, int NH) {
+    int HS = C / NH;
+    size_t btc = (size_t)B * T * C;
+    if (c->att) {
+        HeadsLayout lqkv = heads_in_rows(T, 3 * C, HS);
+        gemm_bf16_prepare(c->qkv, 3 * btc);
+        attention_backward_strided_cuda(dqkv, dqkv + C, dqkv + 2 * C, s->datt,
+                                        dy, c->att, c->qkv, c->qkv + C,
+                                        c->qkv + 2 * C, lqkv, lqkv,
+                                        heads_in_rows(T, C, HS), B, NH, T, T,
+                                        HS);
+        return;
+    }
+    // y = merge(yh), yh = attention(q, k, v)
+    heads_split_cuda(s->dyh, dy, C, B, T, C, NH);
+    cuda_zero(s->dq, btc);
+    cuda_zero(s->dk, btc);
+    cuda_zero(s->dv, btc);
+    attention_backward_flash_cuda(s->dq, s->dk, s->dv, s->dyh, c->yh, c->lse,
+                                  c->q, c->k, c->v, B, NH, T, HS);
+    // q, k, v = split(qkv); the merges overwrite, so dqkv must be zero
+    heads_merge_cuda(dqkv, s->dq, 3 * C, B, T, C, NH);
+    heads_merge_cuda(dqkv + C, s->dk, 3 * C, B, T, C, NH);
+    heads_merge_cuda(dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH);
+}
+
 void mha_forward_cuda(float *out, MhaCacheCuda *cache, const float *inp,
                       const float *c_attn_w, const float *c_attn_b,
                       const float *c_proj_w, const float *c_proj_b,
@@ -103,22 +145,9 @@ void mha_backward_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
     cuda_zero(s->dy, btc);
     linear_backward_cuda(s->dy, dc_proj_w, dc_proj_b, dout, c->y, c_proj_w,
                          B * T, C, C);
-    // y = merge(yh), yh = attention(q, k, v)
-    heads_split_cuda(s->dyh, s->dy, C, B, T, C, NH);
-    cuda_zero(s->dq, btc);
-    cuda_zero(s->dk, btc);
-    cuda_zero(s->dv, btc);
-    if (c->att)
-        attention_backward_cuda(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att,
-                                c->q, c->k, c->v, B, NH, T, T, C / NH);
-    else
-        attention_backward_flash_cuda(s->dq, s->dk, s->dv, s->dyh, c->yh,
-                                      c->lse, c->q, c->k, c->v, B, NH, T,
-                                      C / NH);
-    // q, k, v = split(qkv)
-    heads_merge_cuda(s->dqkv, s->dq, 3 * C, B, T, C, NH);
-    heads_merge_cuda(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
-    heads_merge_cuda(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH);
+    // y = the heads' attention over q, k, v, the thirds of qkv
+    cuda_zero(s->dqkv, 3 * btc);
+    attend_backward_cuda(s->dqkv, s, s->dy, c, B, T, C, NH);
     // qkv = inp @ c_attn_w^T + c_attn_b
     linear_backward_cuda(dinp, dc_attn_w, dc_attn_b, s->dqkv, inp, c_attn_w,
                          B * T, C, 3 * C);

@@ -22,18 +22,22 @@ void heads_merge_cuda(float *out,        // (B, T, ld), channels 0..C-1
 // What mha_forward_cuda keeps for the backward pass: MhaCache's views, on
 // the device, except that the (T, T) weights are optional. With att NULL
 // the layer takes the fused path (flash.cu): no weights are stored, only
-// the log-sum-exp of each query row, in lse. qkv is work space only the
-// forward pass uses, so the layers of a model share one.
+// the log-sum-exp of each query row, in lse, and the heads are copied
+// out of qkv into q, k and v, which the backward pass reads; qkv is then
+// work space only the forward pass uses, so the layers of a model share
+// one. With att, the products read the heads inside qkv (mha.cu), q, k,
+// v and yh are unused (NULL), and each layer keeps its own qkv.
 typedef struct {
-    float *qkv;        // (B, T, 3C)     c_attn's output (shared)
-    float *q, *k, *v;  // (B, NH, T, HS) the heads
+    float *qkv;        // (B, T, 3C)     c_attn's output
+    float *q, *k, *v;  // (B, NH, T, HS) the heads (fused path)
     float *att;        // (B, NH, T, T)  weights, or NULL: the fused path
     float *lse;        // (B, NH, T)     the fused path's row statistics
-    float *yh;         // (B, NH, T, HS) each head's output
+    float *yh;         // (B, NH, T, HS) each head's output (fused path)
     float *y;          // (B, T, C)      merged: c_proj's input
 } MhaCacheCuda;
 
-// MhaScratch's views on the device (datt unused by the fused path).
+// MhaScratch's views on the device (datt for the (T, T) path only; dyh,
+// dq, dk and dv for the fused path only).
 typedef struct {
     float *dy, *dyh, *dq, *dk, *dv, *datt, *dqkv;
 } MhaScratchCuda;

@@ -59,13 +59,12 @@ void cuda_device_describe(char *buf, size_t size) {
 #ifdef __CUDACC__
     cudaDeviceProp p;
     CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-    snprintf(buf, size, "%s, %d SMs, %.1f GiB, compute capability %d.%d",
+    snprintf(buf, size, "%s, %d SMs, %.1f GiB, compute %d.%d",
              p.name, p.multiProcessorCount,
              p.totalGlobalMem / 1073741824.0, p.major, p.minor);
 #else
-    snprintf(buf, size, "the host emulation (emu.h): blocks one after "
-             "another, a block's threads as %s", emu_host_threads()
-             ? "host threads" : "fibers taking turns");
+    snprintf(buf, size, "the host emulation (emu.h), threads as %s",
+             emu_host_threads() ? "host threads" : "fibers");
 #endif
 }
 

@@ -1,6 +1,6 @@
-// softmax_forward.cu - three versions of the row softmax of attention on
-// the GPU, each checked against chapter 2's softmax_forward and timed
-// over block sizes:
+// softmax_forward.cu - versions of the row softmax of attention on the
+// GPU, each checked against chapter 2's softmax_forward and timed over
+// block sizes:
 //
 //   v1  one thread per row, three passes over it: the maximum, the sum of
 //       exp(x - max), and the weights written.
@@ -8,8 +8,11 @@
 //       32nd value and meeting through warp shuffles after each pass.
 //   v3  one warp per row, two passes: the first keeps an "online" maximum
 //       and sum together (the sum rescaled whenever the maximum grows),
-//       the second writes. The chapter's masked softmax of attention.cu,
-//       called through softmax_forward_cuda (no mask), 4 warps a block.
+//       the second writes. The chapter's kernel was this one until an
+//       H100 measured it.
+//   the chapter's: the masked softmax of attention.cu, called through
+//       softmax_forward_cuda (no mask), 4 warps a block: v2 with the
+//       masks' tests, which v3's measurement made it.
 //
 // The rows are those of attention's weights: B * NH * T rows of T scores.
 //
@@ -78,6 +81,49 @@ __global__ void softmax_forward_v2(float *out, const float *inp, int N,
     for (int i = lane; i < D; i += 32) y[i] = expf(x[i] - m) * inv;
 }
 
+// v3's statistics of some values: their maximum m and
+// l = sum_i exp(x_i - m). Adding x rescales l when x is a new maximum.
+struct Stats {
+    float m, l;
+};
+
+__device__ static inline void stats_add(Stats &s, float x) {
+    if (x > s.m) {
+        s.l = s.l * expf(s.m - x) + 1.0f;
+        s.m = x;
+    } else {
+        s.l += expf(x - s.m);
+    }
+}
+
+// Two lanes' statistics together, both moved to the larger maximum (an
+// empty side has m = -inf and adds nothing).
+__device__ static inline Stats stats_merge(Stats a, Stats b) {
+    float m = fmaxf(a.m, b.m);
+    if (m == -INFINITY) return a;
+    Stats s = {m, a.l * expf(a.m - m) + b.l * expf(b.m - m)};
+    return s;
+}
+
+// v3: as v2, but the maximum and the sum in one pass.
+__global__ void softmax_forward_v3(float *out, const float *inp, int N,
+                                   int D) {
+    int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    int lane = threadIdx.x % 32;
+    if (r >= N) return;
+    const float *x = inp + (size_t)r * D;
+    float *y = out + (size_t)r * D;
+    Stats s = {-INFINITY, 0.0f};
+    for (int i = lane; i < D; i += 32) stats_add(s, x[i]);
+    for (int o = 16; o > 0; o /= 2) {
+        Stats other = {__shfl_xor_sync(FULL_MASK, s.m, o),
+                       __shfl_xor_sync(FULL_MASK, s.l, o)};
+        s = stats_merge(s, other);
+    }
+    float inv = 1.0f / s.l;
+    for (int i = lane; i < D; i += 32) y[i] = expf(x[i] - s.m) * inv;
+}
+
 // One size: B * NH * T rows of T attention scores.
 static void bench_size(BenchOpts &o, int B, int NH, int T) {
     int N = B * NH * T, D = T;
@@ -113,8 +159,15 @@ static void bench_size(BenchOpts &o, int B, int NH, int T) {
                              block, 0, d_y, d_x, N, D);
                   },
                   check);
-    bench_version(o, "v3: one warp per row, online max and sum "
-                  "(softmax_forward_cuda, 128 threads)",
+    bench_version(o, "v3: one warp per row, online max and sum",
+                  BENCH_BLOCKS, BENCH_NBLOCKS, bytes, prepare,
+                  [&](int block) {
+                      LAUNCH(softmax_forward_v3, ceil_div(N, block / 32),
+                             block, 0, d_y, d_x, N, D);
+                  },
+                  check);
+    bench_version(o, "the chapter's: v2 with masks (softmax_forward_cuda, "
+                  "128 threads)",
                   NULL, 0, bytes, prepare,
                   [&](int) { softmax_forward_cuda(d_y, d_x, N, D); },
                   check);
@@ -127,8 +180,8 @@ int main(int argc, char **argv) {
     BenchOpts o = bench_parse(argc, argv, "versions of the row softmax, "
                               "checked against chapter 2's and timed");
     bench_begin("softmax forward (attention's rows): v1 thread per row, "
-                "v2 warp per row in three passes, v3 warp per row online "
-                "(the chapter's)");
+                "v2 warp per row in three passes, v3 warp per row online, "
+                "the chapter's");
     if (o.small) {
         bench_size(o, 1, 3, 67);   // 201 rows of 67: odd, past two warps
     } else {
