@@ -6,9 +6,15 @@
 // cancel). The two agree to about 2e-7.
 #include "cuda_rt.h"
 
+#ifdef __CUDACC__
+#include <cuda_bf16.h>
+#endif
+
 extern "C" {
 #include "activation.cuh"
 }
+
+typedef __nv_bfloat16 bf16;
 
 #define INV_SQRT2 0.70710678118654752440f      // 1 / sqrt(2)
 #define INV_SQRT_2PI 0.39894228040143267794f   // 1 / sqrt(2 pi)
@@ -39,27 +45,41 @@ __device__ static inline float gelu_grad(float x, Activation kind) {
 
 //> gelu-kernel
 // Thread i of the grid handles element i; the last block's threads past
-// the end do nothing.
-__global__ void gelu_forward_kernel(float *out, const float *inp,
-                                    Activation kind, size_t n) {
+// the end do nothing. With out16, the result rounded to bf16 goes there
+// too (bf16 mode: the copy the next matrix product reads).
+__global__ void gelu_forward_kernel(float *out, bf16 *out16,
+                                    const float *inp, Activation kind,
+                                    size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = gelu_of(inp[i], kind);
+    if (i < n) {
+        float y = gelu_of(inp[i], kind);
+        out[i] = y;
+        if (out16) out16[i] = __float2bfloat16(y);
+    }
 }
 //< gelu-kernel
 
-__global__ void gelu_backward_kernel(float *dinp, const float *dout,
-                                     const float *inp, Activation kind,
+// dinp += dout * GELU'(inp), or dinp = when not accumulate; with dinp16,
+// dinp's new value rounded to bf16 goes there too.
+__global__ void gelu_backward_kernel(float *dinp, bf16 *dinp16,
+                                     const float *dout, const float *inp,
+                                     Activation kind, bool accumulate,
                                      size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dinp[i] += dout[i] * gelu_grad(inp[i], kind);
+    if (i < n) {
+        float g = dout[i] * gelu_grad(inp[i], kind);
+        if (accumulate) g += dinp[i];
+        dinp[i] = g;
+        if (dinp16) dinp16[i] = __float2bfloat16(g);
+    }
 }
 
 //> gelu-launch
 void gelu_forward_cuda_block(float *out, const float *inp, Activation kind,
                              size_t n, unsigned threads) {
     if (n == 0) return;
-    LAUNCH(gelu_forward_kernel, ceil_div(n, threads), threads, 0, out, inp,
-           kind, n);
+    LAUNCH(gelu_forward_kernel, ceil_div(n, threads), threads, 0, out,
+           (bf16 *)NULL, inp, kind, n);
 }
 //< gelu-launch
 
@@ -73,5 +93,21 @@ void gelu_backward_cuda(float *dinp, const float *dout, const float *inp,
     if (n == 0) return;
     const unsigned threads = 256;
     LAUNCH(gelu_backward_kernel, ceil_div(n, threads), threads, 0, dinp,
-           dout, inp, kind, n);
+           (bf16 *)NULL, dout, inp, kind, true, n);
+}
+
+void gelu_forward_copy_cuda(float *out, uint16_t *out16, const float *inp,
+                            Activation kind, size_t n) {
+    if (n == 0) return;
+    const unsigned threads = 256;
+    LAUNCH(gelu_forward_kernel, ceil_div(n, threads), threads, 0, out,
+           (bf16 *)out16, inp, kind, n);
+}
+
+void gelu_backward_set_cuda(float *dinp, uint16_t *dinp16, const float *dout,
+                            const float *inp, Activation kind, size_t n) {
+    if (n == 0) return;
+    const unsigned threads = 256;
+    LAUNCH(gelu_backward_kernel, ceil_div(n, threads), threads, 0, dinp,
+           (bf16 *)dinp16, dout, inp, kind, false, n);
 }

@@ -3,6 +3,7 @@
 #define CH8_ACTIVATION_CUH
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "activation.h"   // Activation, and the CPU functions ported here
 
@@ -18,6 +19,17 @@ void gelu_backward_cuda(float *dinp,       // (n,)
                         const float *dout, // (n,)
                         const float *inp,  // (n,)
                         Activation kind, size_t n);
+
+// For the feed-forward layer (ffn.cu): gelu_forward_cuda that also
+// writes out rounded to bf16 into out16 (unless NULL), and the backward
+// pass that sets dinp = dout * GELU'(inp) instead of adding (so dinp
+// needs no clearing first and is not read) and writes its bf16 copy into
+// dinp16 (unless NULL). The copies are what bf16 mode's next product
+// reads (gemm.cuh's gemm_bf16_copy_begin).
+void gelu_forward_copy_cuda(float *out, uint16_t *out16, const float *inp,
+                            Activation kind, size_t n);
+void gelu_backward_set_cuda(float *dinp, uint16_t *dinp16, const float *dout,
+                            const float *inp, Activation kind, size_t n);
 
 // The same with the threads per block chosen (the benchmarks time them).
 void gelu_forward_cuda_block(float *out, const float *inp, Activation kind,

@@ -1,11 +1,16 @@
 // ffn.cu - chapter 3's feed-forward network on the GPU: ffn.c's three
 // calls, each now a GPU call. The CPU's FfnCache records the activation;
-// here the caller passes it to the backward pass again.
+// here the caller passes it to the backward pass again. One difference:
+// the GELU's backward pass sets dh instead of clearing it and adding
+// (dh is that one term), and in bf16 mode both GELU kernels write the
+// bf16 copy of their output that the next product reads (gemm.cuh), so
+// that no rounding pass of its own reads the (N, F) array again.
 #include "cuda_rt.h"
 
 extern "C" {
 #include "activation.cuh"
 #include "ffn.cuh"
+#include "gemm.cuh"
 #include "linear.cuh"
 }
 
@@ -15,8 +20,12 @@ void ffn_forward_cuda(float *out, FfnCacheCuda *cache, const float *inp,
                       const float *c_proj_w, const float *c_proj_b,
                       Activation act, int B, int T, int C, int F) {
     int N = B * T;                    // position-wise: just rows
+    size_t nf = (size_t)N * F;
     linear_forward_cuda(cache->h, inp, c_fc_w, c_fc_b, N, C, F);
-    gelu_forward_cuda(cache->a, cache->h, act, (size_t)N * F);
+    unsigned long before = cuda_writes();   // a = GELU(h)
+    uint16_t *a16 = gemm_bf16_copy_begin(cache->a, nf);
+    gelu_forward_copy_cuda(cache->a, a16, cache->h, act, nf);
+    gemm_bf16_copy_end(before, cache->a, nf);
     linear_forward_cuda(out, cache->a, c_proj_w, c_proj_b, N, F, C);
 }
 
@@ -32,8 +41,10 @@ void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
     cuda_zero(s->da, nf);             // out = a @ c_proj_w^T + c_proj_b
     linear_backward_cuda(s->da, dc_proj_w, dc_proj_b, dout, cache->a,
                          c_proj_w, N, F, C);
-    cuda_zero(s->dh, nf);             // a = GELU(h)
-    gelu_backward_cuda(s->dh, s->da, cache->h, act, nf);
+    unsigned long before = cuda_writes();   // a = GELU(h)
+    uint16_t *dh16 = gemm_bf16_copy_begin(s->dh, nf);
+    gelu_backward_set_cuda(s->dh, dh16, s->da, cache->h, act, nf);
+    gemm_bf16_copy_end(before, s->dh, nf);
     linear_backward_cuda(dinp, dc_fc_w, dc_fc_b, s->dh, inp, c_fc_w, N, C,
                          F);          // h = inp @ c_fc_w^T + c_fc_b
 }

@@ -126,8 +126,8 @@ int main(int argc, char **argv) {
     };
     const TrainBackend be = {
         .program = "ch8",
-        .about = "Chapter 8: chapter 6's training on the GPU (CUDA, "
-                 "cuBLAS and this chapter's kernels). Without a GPU it "
+        .about = "Chapter 8: chapter 6's training on the GPU (CUDA,\n"
+                 "cuBLAS and this chapter's kernels). Without a GPU it\n"
                  "checks the kernels under the host emulation.",
         .flags = flags, .n_flags = (int)(sizeof flags / sizeof flags[0]),
         .ctx = &gpu, .before = before, .attach = attach, .detach = detach,
