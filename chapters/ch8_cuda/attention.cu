@@ -192,7 +192,8 @@ static void heads_gemm(bool ta, bool tb, int M, int N, int K, const float *A,
 }
 
 void attention_forward_strided_cuda(float *out, HeadsLayout lo, float *att,
-                                    const float *q, HeadsLayout lq,
+                                    uint16_t *att16_keep, const float *q,
+                                    HeadsLayout lq,
                                     const float *k, const float *v,
                                     HeadsLayout lkv, const int *key_mask,
                                     bool causal, int B, int NH, int Tq,
@@ -205,7 +206,7 @@ void attention_forward_strided_cuda(float *out, HeadsLayout lo, float *att,
     // (in bf16, with the copy of att the next product reads)
     size_t na = (size_t)rows * Tk;
     unsigned long before = cuda_writes();
-    bf16 *att16 = (bf16 *)gemm_bf16_copy_begin(att, na);
+    bf16 *att16 = (bf16 *)gemm_bf16_copy_begin(att, na, att16_keep);
     LAUNCH(masked_softmax_kernel, row_blocks(rows), ROW_THREADS, 0, att,
            att16, att, key_mask, causal, 1.0f / sqrtf((float)HS), rows, NH,
            Tq, Tk);
@@ -232,7 +233,7 @@ void attention_backward_strided_cuda(float *dq, float *dk, float *dv,
     // through the softmax and the scale, in place: datt becomes dscores
     size_t na = (size_t)rows * Tk;
     unsigned long before = cuda_writes();
-    bf16 *datt16 = (bf16 *)gemm_bf16_copy_begin(datt, na);
+    bf16 *datt16 = (bf16 *)gemm_bf16_copy_begin(datt, na, NULL);
     LAUNCH(softmax_backward_kernel, row_blocks(rows), ROW_THREADS, 0, datt,
            datt16, datt, att, 1.0f / sqrtf((float)HS), false, rows, Tk);
     gemm_bf16_copy_end(before, datt, na);   // and k's and q's hold
@@ -250,8 +251,8 @@ void attention_forward_cuda(float *out, float *att, const float *q,
                             const int *key_mask, bool causal, int B, int NH,
                             int Tq, int Tk, int HS) {
     HeadsLayout lq = heads_packed(NH, Tq, HS), lkv = heads_packed(NH, Tk, HS);
-    attention_forward_strided_cuda(out, lq, att, q, lq, k, v, lkv, key_mask,
-                                   causal, B, NH, Tq, Tk, HS);
+    attention_forward_strided_cuda(out, lq, att, NULL, q, lq, k, v, lkv,
+                                   key_mask, causal, B, NH, Tq, Tk, HS);
 }
 
 void attention_backward_cuda(float *dq, float *dk, float *dv, float *datt,

@@ -4,6 +4,7 @@
 #define CH8_ATTENTION_CUH
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "attention.h"
 
@@ -66,8 +67,11 @@ HeadsLayout heads_in_rows(int T, int ld, int HS);
 // attention_forward_cuda and attention_backward_cuda with each array in
 // its own layout: q and dq in lq, k, v, dk and dv in lkv, out and dout
 // in lo. att and datt are (B, NH, Tq, Tk), as there.
+// att16: where bf16 mode keeps the weights' bf16 copy, pinned for the
+// backward pass (gemm.cuh), or NULL for a buffer of gemm.cu's.
 void attention_forward_strided_cuda(float *out, HeadsLayout lo, float *att,
-                                    const float *q, HeadsLayout lq,
+                                    uint16_t *att16, const float *q,
+                                    HeadsLayout lq,
                                     const float *k, const float *v,
                                     HeadsLayout lkv, const int *key_mask,
                                     bool causal, int B, int NH, int Tq,

@@ -13,6 +13,7 @@
 
 extern "C" {
 #include "block.cuh"
+#include "gemm.cuh"
 #include "layernorm.cuh"
 #include "residual.cuh"
 }
@@ -30,6 +31,7 @@ void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
     // res1 = x + dropout(attn(ln_1(x)))
     layernorm_forward_cuda(c->sa.norm, c->sa.mean, c->sa.rstd, inp,
                            w->ln_1_w, w->ln_1_b, B, T, C);
+    gemm_bf16_pin(c->sa.norm, n, c->sa_norm16);   // (bf16 mode)
     mha_forward_cuda(c->res1, &c->attn, c->sa.norm, w->attn_c_attn_w,
                      w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
                      NULL, true, B, T, C, NH);
@@ -37,6 +39,7 @@ void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
     // out = res1 + dropout(mlp(ln_2(res1)))
     layernorm_forward_cuda(c->ff.norm, c->ff.mean, c->ff.rstd, c->res1,
                            w->ln_2_w, w->ln_2_b, B, T, C);
+    gemm_bf16_pin(c->ff.norm, n, c->ff_norm16);
     ffn_forward_cuda(out, &c->mlp, c->ff.norm, w->mlp_c_fc_w, w->mlp_c_fc_b,
                      w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT, B, T, C,
                      F);

@@ -21,6 +21,8 @@ typedef struct {
     MhaCacheCuda attn;
     FfnCacheCuda mlp;
     float *res1;          // (B, T, C) the stream after the attention's add
+    uint16_t *sa_norm16, *ff_norm16;   // bf16 mode: sa.norm's, ff.norm's
+                                       // copies, kept; or NULL
     float dropout_p;      // of the last forward pass
 } BlockCacheCuda;
 

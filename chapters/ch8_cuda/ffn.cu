@@ -23,7 +23,7 @@ void ffn_forward_cuda(float *out, FfnCacheCuda *cache, const float *inp,
     size_t nf = (size_t)N * F;
     linear_forward_cuda(cache->h, inp, c_fc_w, c_fc_b, N, C, F);
     unsigned long before = cuda_writes();   // a = GELU(h)
-    uint16_t *a16 = gemm_bf16_copy_begin(cache->a, nf);
+    uint16_t *a16 = gemm_bf16_copy_begin(cache->a, nf, cache->a16);
     gelu_forward_copy_cuda(cache->a, a16, cache->h, act, nf);
     gemm_bf16_copy_end(before, cache->a, nf);
     linear_forward_cuda(out, cache->a, c_proj_w, c_proj_b, N, F, C);
@@ -42,7 +42,7 @@ void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
     linear_backward_cuda(s->da, dc_proj_w, dc_proj_b, dout, cache->a,
                          c_proj_w, N, F, C);
     unsigned long before = cuda_writes();   // a = GELU(h)
-    uint16_t *dh16 = gemm_bf16_copy_begin(s->dh, nf);
+    uint16_t *dh16 = gemm_bf16_copy_begin(s->dh, nf, NULL);
     gelu_backward_set_cuda(s->dh, dh16, s->da, cache->h, act, nf);
     gemm_bf16_copy_end(before, s->dh, nf);
     linear_backward_cuda(dinp, dc_fc_w, dc_fc_b, s->dh, inp, c_fc_w, N, C,

@@ -2,6 +2,8 @@
 #ifndef CH8_FFN_CUH
 #define CH8_FFN_CUH
 
+#include <stdint.h>
+
 #include "activation.h"
 
 #ifdef __cplusplus
@@ -10,8 +12,9 @@ extern "C" {
 
 // FfnCache's and FfnScratch's views, on the device.
 typedef struct {
-    float *h;   // (B, T, F) c_fc's output
-    float *a;   // (B, T, F) after the activation
+    float *h;      // (B, T, F) c_fc's output
+    float *a;      // (B, T, F) after the activation
+    uint16_t *a16; // (B, T, F) its bf16 copy, kept (bf16 mode), or NULL
 } FfnCacheCuda;
 
 typedef struct {

@@ -13,6 +13,7 @@
 
 extern "C" {
 #include "gemm.cuh"
+#include "mem.h"
 }
 
 typedef __nv_bfloat16 bf16;
@@ -55,8 +56,11 @@ __global__ void to_bf16_unaligned_kernel(bf16 *out, const float *in,
 }
 //< bf16-cuda
 
+static unsigned long long cast_floats;   // gemm_bf16_cast_floats
+
 static void to_bf16(bf16 *out, const float *in, size_t n) {
     if (n == 0) return;
+    cast_floats += n;
     if ((uintptr_t)in % 16 == 0 && (uintptr_t)out % 8 == 0)
         LAUNCH(to_bf16_kernel, ceil_div(ceil_div(n, 4), CAST_THREADS),
                CAST_THREADS, 0, out, in, n);
@@ -64,6 +68,8 @@ static void to_bf16(bf16 *out, const float *in, size_t n) {
         LAUNCH(to_bf16_unaligned_kernel, ceil_div(n, CAST_THREADS),
                CAST_THREADS, 0, out, in, n);
 }
+
+unsigned long long gemm_bf16_cast_floats(void) { return cast_floats; }
 
 void bf16_round_cuda(uint16_t *out, const float *in, size_t n) {
     to_bf16((bf16 *)out, in, n);
@@ -97,12 +103,19 @@ typedef struct {
 static CastSlot slots[CAST_SLOTS];
 static unsigned long asked;
 
+static const bf16 *pinned(const float *x, size_t n);   // (bf16-pins)
+
 // Operand x (n floats) in bf16, for a product whose other operand is in
 // slot `keep` (-1: none), which must not be overwritten.
 static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
     unsigned long now = cuda_writes();
     uintptr_t lo = (uintptr_t)x, hi = (uintptr_t)(x + n);
     asked++;
+    const bf16 *kept = pinned(x, n);
+    if (kept) {
+        *used = -1;   // in no slot
+        return kept;
+    }
     for (int s = 0; s < CAST_SLOTS; s++) {
         CastSlot *c = &slots[s];
         if (c->src && c->epoch == now && (uintptr_t)c->src <= lo
@@ -134,15 +147,79 @@ static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
     return c->buf;
 }
 
+//> bf16-pins
+// Copies the model keeps: the bf16 copy of an activation, made in the
+// forward pass into storage of the model's, and found again by the
+// products of the backward pass, which would otherwise round the same
+// activation a second time (PyTorch's autocast keeps them the same way).
+// A pinned copy has no epoch: the caller vouches that its source does
+// not change until gemm_bf16_unpin_all, which gpt_forward_cuda calls
+// first thing (a forward pass rewrites every activation). A product that
+// writes over a pinned source still unpins it, as it forgets a slot.
+typedef struct {
+    const float *src;
+    size_t n;
+    const bf16 *buf;
+} Pin;
+
+static Pin *pins;
+static int n_pins, cap_pins;
+
+// Drops the pins whose source overlaps x[0..n).
+static void unpin_overlap(const float *x, size_t n) {
+    int k = 0;
+    for (int i = 0; i < n_pins; i++)
+        if (!(pins[i].src < x + n && x < pins[i].src + pins[i].n))
+            pins[k++] = pins[i];
+    n_pins = k;
+}
+
+static void pin_add(const float *x, size_t n, const bf16 *copy) {
+    unpin_overlap(x, n);
+    if (n_pins == cap_pins) {
+        cap_pins = cap_pins ? 2 * cap_pins : 64;
+        pins = (Pin *)xrealloc(pins, (size_t)cap_pins * sizeof *pins);
+    }
+    pins[n_pins++] = (Pin){x, n, copy};
+}
+
+// The pinned copy of x[0..n) (x inside a pinned source), or NULL.
+static const bf16 *pinned(const float *x, size_t n) {
+    for (int i = 0; i < n_pins; i++)
+        if (pins[i].src <= x && x + n <= pins[i].src + pins[i].n)
+            return pins[i].buf + (x - pins[i].src);
+    return NULL;
+}
+
+void gemm_bf16_pin(const float *x, size_t n, uint16_t *copy) {
+    if (!use_bf16 || !copy || n == 0) return;
+    unsigned long now = cuda_writes();
+    to_bf16((bf16 *)copy, x, n);
+    // the cast wrote only the copy: the slots' copies stay good
+    for (int s = 0; s < CAST_SLOTS; s++)
+        if (slots[s].src && slots[s].epoch == now)
+            slots[s].epoch = cuda_writes();
+    pin_add(x, n, (const bf16 *)copy);
+}
+
+void gemm_bf16_unpin_all(void) { n_pins = 0; }
+//< bf16-pins
+
 void gemm_bf16_prepare(const float *x, size_t n) {
     int s;
     if (use_bf16 && n > 0) as_bf16(x, n, -1, &s);
 }
 
-static int pending = -1;   // the slot gemm_bf16_copy_begin handed out
+static int pending = -1;         // the slot gemm_bf16_copy_begin handed out
+static uint16_t *pending_keep;   // or the caller's storage
 
-uint16_t *gemm_bf16_copy_begin(const float *x, size_t n) {
+uint16_t *gemm_bf16_copy_begin(const float *x, size_t n, uint16_t *keep) {
+    (void)x;
     if (!use_bf16 || n == 0) return NULL;
+    if (keep) {
+        pending_keep = keep;
+        return keep;
+    }
     int s = 0;   // the slot asked for longest ago
     for (int o = 1; o < CAST_SLOTS; o++)
         if (slots[o].used < slots[s].used) s = o;
@@ -155,12 +232,11 @@ uint16_t *gemm_bf16_copy_begin(const float *x, size_t n) {
     c->src = NULL;   // nothing, until gemm_bf16_copy_end
     c->used = ++asked;
     pending = s;
-    (void)x;
     return (uint16_t *)c->buf;
 }
 
 void gemm_bf16_copy_end(unsigned long before, const float *x, size_t n) {
-    if (!use_bf16 || n == 0 || pending < 0) return;
+    if (!use_bf16 || n == 0 || (pending < 0 && !pending_keep)) return;
     unsigned long now = cuda_writes();
     for (int s = 0; s < CAST_SLOTS; s++) {
         CastSlot *c = &slots[s];
@@ -170,13 +246,19 @@ void gemm_bf16_copy_end(unsigned long before, const float *x, size_t n) {
         else
             c->epoch = now;          // untouched by those writes
     }
-    CastSlot *c = &slots[pending];
-    c->src = x, c->n = n, c->epoch = now;
-    pending = -1;
+    if (pending_keep) {
+        pin_add(x, n, (const bf16 *)pending_keep);   // (unpins x's old)
+    } else {
+        unpin_overlap(x, n);
+        CastSlot *c = &slots[pending];
+        c->src = x, c->n = n, c->epoch = now;
+    }
+    pending = -1, pending_keep = NULL;
 }
 
 // The product just wrote n floats at C: a copy of them is stale.
 static void forget_overlap(const float *C, size_t n) {
+    unpin_overlap(C, n);
     for (int s = 0; s < CAST_SLOTS; s++)
         if (slots[s].src && slots[s].src < C + n && C < slots[s].src +
                                                          slots[s].n)

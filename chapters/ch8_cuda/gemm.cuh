@@ -41,16 +41,31 @@ void gemm_bf16_prepare(const float *x, size_t n);
 
 // A copy made by the kernel that computes the operand, instead of by a
 // pass of its own. In bf16 mode, gemm_bf16_copy_begin returns room for
-// n bf16 values (NULL when off); the caller launches the kernel that
-// writes x[0..n) and, beside it, x's values rounded to bf16 into that
-// room, then calls gemm_bf16_copy_end with what cuda_writes() returned
-// before the launch: the products that follow find the copy as if they
-// had cast x themselves. The caller vouches that its writes since
-// `before` changed x and the copy only, so copies of other memory stay
-// good too: attention's softmax writes the weights between two products
-// that read v.
-uint16_t *gemm_bf16_copy_begin(const float *x, size_t n);
+// n bf16 values (NULL when off): keep when given, else a buffer of
+// gemm.cu's. The caller launches the kernel that writes x[0..n) and,
+// beside it, x's values rounded to bf16 into that room, then calls
+// gemm_bf16_copy_end with what cuda_writes() returned before the launch:
+// the products that follow find the copy as if they had cast x
+// themselves (a copy in keep stays pinned, as gemm_bf16_pin's). The
+// caller vouches that its writes since `before` changed x and the copy
+// only, so copies of other memory stay good too: attention's softmax
+// writes the weights between two products that read v.
+uint16_t *gemm_bf16_copy_begin(const float *x, size_t n, uint16_t *keep);
 void gemm_bf16_copy_end(unsigned long before, const float *x, size_t n);
+
+// In bf16 mode, rounds x[0..n) into copy (n values of the caller's) and
+// pins it: every product until gemm_bf16_unpin_all finds there any
+// operand inside x. The caller vouches that x does not change meanwhile
+// (a product writing over x unpins it). The model pins the activations
+// its backward pass multiplies again; gpt_forward_cuda unpins all first.
+// Off, or copy NULL: nothing.
+void gemm_bf16_pin(const float *x, size_t n, uint16_t *copy);
+void gemm_bf16_unpin_all(void);
+
+// How many floats gemm.cu has rounded to bf16 so far (its rounding
+// passes; not the copies kernels write beside their output): what the
+// checks count to see that a copy was found rather than made again.
+unsigned long long gemm_bf16_cast_floats(void);
 
 // out[i] = the bf16 nearest to in[i] (ties to even), as its 16 bits; the
 // rounding gemm_cuda applies in bf16 mode. Device pointers.

@@ -11,6 +11,7 @@ extern "C" {
 #include "crossentropy.cuh"
 #include "dropout.cuh"
 #include "embedding.cuh"
+#include "gemm.cuh"
 #include "gpt_cuda.cuh"
 #include "layernorm.cuh"
 #include "layout.h"
@@ -154,6 +155,37 @@ static int acts_slots(Slot *t, GptCudaActs *a, const GptConfig *c, int B,
 }
 //< acts-slots-cuda
 
+// One view of acts_bf16's walk: set (with base) and counted, rounded up.
+static void take16(uint16_t **view, size_t count, uint16_t *base,
+                   size_t *total) {
+    if (base) *view = count ? base + *total : NULL;
+    *total += (count + 15) / 16 * 16;
+}
+
+// The bf16 copies the backward pass reads again (bf16 mode): each
+// layer's two LayerNorm outputs and c_proj's input y, the GELU's output,
+// and on the (T, T) path qkv and the weights (the fused path's backward
+// pass multiplies neither); and ln_f's output. In one allocation, each
+// copy starting on a 16-value (32-byte) boundary. Returns the values of
+// the allocation; with base, also sets the views.
+static size_t acts_bf16(GptCudaActs *a, const GptConfig *c, int B, int T,
+                        bool flash, uint16_t *base) {
+    size_t bt = (size_t)B * T, btc = bt * c->n_embd;
+    size_t btf = bt * c->n_ffn, bntt = (size_t)B * c->n_head * T * T;
+    size_t total = 0;
+    for (int l = 0; l < c->n_layer; l++) {
+        BlockCacheCuda *b = &a->blocks[l];
+        take16(&b->sa_norm16, btc, base, &total);
+        take16(&b->attn.qkv16, flash ? 0 : 3 * btc, base, &total);
+        take16(&b->attn.att16, flash ? 0 : bntt, base, &total);
+        take16(&b->attn.y16, btc, base, &total);
+        take16(&b->ff_norm16, btc, base, &total);
+        take16(&b->mlp.a16, btf, base, &total);
+    }
+    take16(&a->lnf16, btc, base, &total);
+    return total;
+}
+
 size_t gpt_cuda_acts_floats(const GptConfig *cfg, int B, int T, bool flash,
                             bool dropout) {
     GptCudaActs a;
@@ -184,13 +216,20 @@ int gpt_cuda_acts_alloc(GptCudaActs *a, const GptConfig *cfg, int B, int T,
     free(t);
     for (int l = 1; flash && l < cfg->n_layer; l++)   // a shared qkv
         a->blocks[l].attn.qkv = a->blocks[0].attn.qkv;
+    if (gemm_bf16()) {
+        size_t n16 = acts_bf16(a, cfg, B, T, flash, NULL);
+        CUDA_CHECK(cudaMalloc((void **)&a->mem16, n16 * sizeof(uint16_t)));
+        acts_bf16(a, cfg, B, T, flash, a->mem16);
+    }
     a->idx = cuda_alloc_ints((size_t)B * T);
     a->targets = cuda_alloc_ints((size_t)B * T);
     return 0;
 }
 
 void gpt_cuda_acts_free(GptCudaActs *a) {
+    gemm_bf16_unpin_all();   // no copy may point into freed memory
     cuda_free(a->mem);
+    cuda_free(a->mem16);
     cuda_free(a->idx);
     cuda_free(a->targets);
     free(a->blocks);
@@ -233,6 +272,7 @@ int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
     if (p > 0) seed = (uint64_t)rng_u32(rng) << 32 | rng_u32(rng);
     cuda_upload_ints(a->idx, idx, (size_t)B * T);
     if (targets) cuda_upload_ints(a->targets, targets, (size_t)B * T);
+    gemm_bf16_unpin_all();   // every activation is about to change
     // x = dropout(wte[idx] + pos)
     embedding_forward_cuda(a->x0, a->idx, m->w.wte, 1.0f, m->pos, B, T, C);
     if (p > 0) dropout_forward_cuda(a->x0, a->emb_mask, a->x0, p, seed, 0,
@@ -247,6 +287,7 @@ int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
     a->cur_B = B, a->cur_T = T, a->dropout_p = p;
     layernorm_forward_cuda(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->w.ln_f_w,
                            m->w.ln_f_b, B, T, C);
+    gemm_bf16_pin(a->lnf, btc, a->lnf16);   // (bf16 mode)
     // The head is the embedding matrix: logits = lnf @ wte^T.
     linear_forward_cuda(a->logits, a->lnf, m->w.wte, NULL, B * T, C, V);
     a->n_targets = 0;

@@ -10,6 +10,7 @@
 #define CH8_GPT_CUDA_CUH
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "block.cuh"
@@ -62,6 +63,10 @@ typedef struct {
     float *logits;       // (B, T, V), then their gradient
     float *dx, *dx2;     // (B, T, C)
     float *mem;          // the one device allocation
+    // bf16 mode (on when allocated): the bf16 copies of the activations
+    // that the backward pass multiplies again, kept from the forward
+    // pass (gemm.cuh's gemm_bf16_pin), in a second allocation; else NULL
+    uint16_t *lnf16, *mem16;
 } GptCudaActs;
 
 int gpt_cuda_acts_alloc(GptCudaActs *a, const GptConfig *cfg, int B, int T,

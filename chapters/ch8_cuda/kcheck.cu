@@ -773,13 +773,13 @@ static void check_gemm_bf16_views(KReport *rep, const int sz[4],
         unsigned long before = cuda_writes();
         if (round == 1) {
             memcpy(X, X2, nx * sizeof *X);
-            uint16_t *copy = gemm_bf16_copy_begin(d_X, nx);
+            uint16_t *copy = gemm_bf16_copy_begin(d_X, nx, NULL);
             cuda_upload(d_X, X, nx);
             bf16_round_cuda(copy, d_X, nx);
             gemm_bf16_copy_end(before, d_X, nx);
         }
         if (round == 2) {
-            uint16_t *copy = gemm_bf16_copy_begin(d_other, nc);
+            uint16_t *copy = gemm_bf16_copy_begin(d_other, nc, NULL);
             cuda_upload(d_other, X2, nc);
             bf16_round_cuda(copy, d_other, nc);
             gemm_bf16_copy_end(before, d_other, nc);
@@ -978,9 +978,9 @@ static void check_attention_rows(KReport *rep, const int sz[4],
     HeadsLayout lqkv = heads_in_rows(T, 3 * C, HS), ly = heads_in_rows(T, C,
                                                                        HS);
     if (whole) gemm_bf16_prepare(d_qkv, 3 * btc);
-    attention_forward_strided_cuda(d_y, ly, d_att, d_qkv, lqkv, d_qkv + C,
-                                   d_qkv + 2 * C, lqkv, NULL, true, B, NH, T,
-                                   T, HS);
+    attention_forward_strided_cuda(d_y, ly, d_att, NULL, d_qkv, lqkv,
+                                   d_qkv + C, d_qkv + 2 * C, lqkv, NULL,
+                                   true, B, NH, T, T, HS);
     if (whole) gemm_bf16_prepare(d_qkv, 3 * btc);
     attention_backward_strided_cuda(d_dqkv, d_dqkv + C, d_dqkv + 2 * C,
                                     d_datt, d_dy, d_att, d_qkv, d_qkv + C,
@@ -1398,6 +1398,84 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     gpt_free(&m);
 }
 
+// sz: B, T, flash. In bf16 mode the model keeps the bf16 copies of the
+// activations its backward pass multiplies again (gemm_bf16_pin). Two
+// runs of the same step: one with activations allocated in fp32 mode,
+// so with no room for the copies (the backward pass rounds every
+// activation again), one with them, after a forward pass on other tokens
+// (whose copies would be stale). The gradients must be the same bits,
+// and the backward pass with the copies must round exactly the floats of
+// the kept activations fewer: per layer ln_1's and ln_2's outputs, y,
+// the GELU's output, and on the (T, T) path qkv (3C a token) and the
+// weights; and ln_f's output. A copy not found again shows there, and
+// one found stale in the gradients.
+static void check_gpt_bf16_kept(KReport *rep, const int sz[4],
+                                uint64_t seed) {
+    int B = sz[0], T = sz[1];
+    bool flash = sz[2] != 0;
+    GptConfig cfg = gpt_config_default(65);
+    cfg.block_size = T, cfg.n_layer = 2, cfg.n_head = 4;
+    cfg.n_embd = 32, cfg.n_ffn = 4 * 32, cfg.dropout = 0.0f;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d bf16%s", B, T,
+             flash ? " flash" : "");
+    Error err;
+    Gpt m;
+    if (gpt_create(&m, &cfg, &err) != 0) die("check_gpt_bf16_kept: %s",
+                                              err.msg);
+    Rng rng;
+    rng_seed(&rng, seed);
+    gpt_init(&m, &rng);
+    size_t bt = (size_t)B * T;
+    int *idx = (int *)xmalloc(bt * sizeof *idx);
+    int *other = (int *)xmalloc(bt * sizeof *other);
+    int *tgt = (int *)xmalloc(bt * sizeof *tgt);
+    for (size_t i = 0; i < bt; i++) {
+        idx[i] = (int)rng_below(&rng, 65);
+        other[i] = (int)rng_below(&rng, 65);
+        tgt[i] = (int)rng_below(&rng, 65);
+    }
+    GptCuda d;
+    if (gpt_cuda_create(&d, &m, &err) != 0)
+        die("check_gpt_bf16_kept: %s", err.msg);
+    bool was = gemm_bf16();
+    float *g[2];
+    unsigned long long cast[2];
+    for (int kept = 0; kept < 2; kept++) {
+        GptCudaActs da;
+        gemm_set_bf16(kept == 1);   // on at allocation: room for copies
+        if (gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0)
+            die("check_gpt_bf16_kept: %s", err.msg);
+        gemm_set_bf16(true);
+        gpt_cuda_zero_grads(&d);
+        if ((kept && gpt_forward_cuda(&d, &da, other, tgt, B, T, false,
+                                      NULL, NULL, &err) != 0)
+            || gpt_forward_cuda(&d, &da, idx, tgt, B, T, false, NULL, NULL,
+                                &err) != 0)
+            die("check_gpt_bf16_kept: %s", err.msg);
+        unsigned long long before = gemm_bf16_cast_floats();
+        gpt_backward_cuda(&d, &da);
+        cast[kept] = gemm_bf16_cast_floats() - before;
+        g[kept] = (float *)xmalloc(d.num_params * sizeof(float));
+        cuda_download(g[kept], d.grads, d.num_params);
+        gpt_cuda_acts_free(&da);
+    }
+    gemm_set_bf16(was);
+    size_t differ = 0;
+    for (size_t i = 0; i < d.num_params; i++)
+        differ += memcmp(&g[0][i], &g[1][i], sizeof(float)) != 0;
+    report_value(rep, "bf16 copies kept: gradients differ", sizes,
+                 (double)differ, 0);
+    size_t btc = bt * cfg.n_embd, per_layer = 3 * btc + bt * cfg.n_ffn;
+    if (!flash) per_layer += 3 * btc + (size_t)B * cfg.n_head * T * T;
+    double expect = (double)cfg.n_layer * per_layer + btc;
+    report_value(rep, "bf16 copies kept: floats not saved", sizes,
+                 expect - ((double)cast[0] - (double)cast[1]), 0);
+    free(g[0]), free(g[1]), free(idx), free(other), free(tgt);
+    gpt_cuda_free(&d);
+    gpt_free(&m);
+}
+
 // ---- the table -------------------------------------------------------------
 
 #define ROWS_DIMS "B, T, HS, mode (1 bf16, 3 bf16 qkv whole)"
@@ -1484,6 +1562,8 @@ const KCheck KCHECKS[] = {
     {"gpt", check_gpt_step, {2, 19, 0, 0}, GPT_DIMS},
     {"gpt", check_gpt_step, {3, 33, 1, 1}, GPT_DIMS},
     {"gpt", check_gpt_step, {3, 33, 1, 2}, GPT_DIMS},
+    {"gpt", check_gpt_bf16_kept, {2, 21, 0, 0}, "B, T, flash"},
+    {"gpt", check_gpt_bf16_kept, {2, 37, 1, 0}, "B, T, flash"},
 };
 const int N_KCHECKS = sizeof KCHECKS / sizeof KCHECKS[0];
 

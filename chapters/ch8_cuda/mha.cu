@@ -72,22 +72,27 @@ static void attend_cuda(MhaCacheCuda *c, const int *key_mask, bool causal,
     int HS = C / NH;
     if (c->att) {
         HeadsLayout lqkv = heads_in_rows(T, 3 * C, HS);
-        gemm_bf16_prepare(c->qkv, (size_t)B * T * 3 * C);  // q, k, v at once
+        size_t n = (size_t)B * T * 3 * C;
+        if (c->qkv16)   // q, k, v rounded at once, kept for the backward
+            gemm_bf16_pin(c->qkv, n, c->qkv16);
+        else
+            gemm_bf16_prepare(c->qkv, n);
         attention_forward_strided_cuda(c->y, heads_in_rows(T, C, HS), c->att,
-                                       c->qkv, lqkv, c->qkv + C,
+                                       c->att16, c->qkv, lqkv, c->qkv + C,
                                        c->qkv + 2 * C, lqkv, key_mask,
                                        causal, B, NH, T, T, HS);
-        return;
+    } else {
+        if (key_mask || !causal)
+            die("mha_forward_cuda: the fused path is causal self-attention "
+                "without a key mask");
+        heads_split_cuda(c->q, c->qkv, 3 * C, B, T, C, NH);
+        heads_split_cuda(c->k, c->qkv + C, 3 * C, B, T, C, NH);
+        heads_split_cuda(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
+        attention_forward_flash_cuda(c->yh, c->lse, c->q, c->k, c->v, B, NH,
+                                     T, HS);
+        heads_merge_cuda(c->y, c->yh, C, B, T, C, NH);
     }
-    if (key_mask || !causal)
-        die("mha_forward_cuda: the fused path is causal self-attention "
-            "without a key mask");
-    heads_split_cuda(c->q, c->qkv, 3 * C, B, T, C, NH);
-    heads_split_cuda(c->k, c->qkv + C, 3 * C, B, T, C, NH);
-    heads_split_cuda(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
-    attention_forward_flash_cuda(c->yh, c->lse, c->q, c->k, c->v, B, NH, T,
-                                 HS);
-    heads_merge_cuda(c->y, c->yh, C, B, T, C, NH);
+    gemm_bf16_pin(c->y, (size_t)B * T * C, c->y16);   // c_proj's input
 }
 
 // The backward pass of attend_cuda: dqkv += the gradient of qkv, from dy,

@@ -4,6 +4,7 @@
 #define CH8_MHA_CUH
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "mha.h"
 
@@ -34,6 +35,9 @@ typedef struct {
     float *lse;        // (B, NH, T)     the fused path's row statistics
     float *yh;         // (B, NH, T, HS) each head's output (fused path)
     float *y;          // (B, T, C)      merged: c_proj's input
+    // bf16 mode, (T, T) path: the bf16 copies of qkv, att and y, kept for
+    // the backward pass (gemm_bf16_pin), or NULL
+    uint16_t *qkv16, *att16, *y16;
 } MhaCacheCuda;
 
 // MhaScratch's views on the device (datt for the (T, T) path only; dyh,
