@@ -29,17 +29,21 @@ void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
         die("block_forward_cuda: dropout %g, but the cache has no masks",
             dropout_p);
     // res1 = x + dropout(attn(ln_1(x)))
-    layernorm_forward_cuda(c->sa.norm, c->sa.mean, c->sa.rstd, inp,
-                           w->ln_1_w, w->ln_1_b, B, T, C);
-    gemm_bf16_pin(c->sa.norm, n, c->sa_norm16);   // (bf16 mode)
+    unsigned long before = cuda_writes();   // (in bf16, with its copy)
+    uint16_t *norm16 = gemm_bf16_copy_begin(c->sa.norm, n, c->sa_norm16);
+    layernorm_forward_copy_cuda(c->sa.norm, norm16, c->sa.mean, c->sa.rstd,
+                                inp, w->ln_1_w, w->ln_1_b, B, T, C);
+    gemm_bf16_copy_end(before, c->sa.norm, n);
     mha_forward_cuda(c->res1, &c->attn, c->sa.norm, w->attn_c_attn_w,
                      w->attn_c_attn_b, w->attn_c_proj_w, w->attn_c_proj_b,
                      NULL, true, B, T, C, NH);
     sublayer_add_cuda(c->res1, c->sa.mask, inp, dropout_p, seed, offset, n);
     // out = res1 + dropout(mlp(ln_2(res1)))
-    layernorm_forward_cuda(c->ff.norm, c->ff.mean, c->ff.rstd, c->res1,
-                           w->ln_2_w, w->ln_2_b, B, T, C);
-    gemm_bf16_pin(c->ff.norm, n, c->ff_norm16);
+    before = cuda_writes();
+    norm16 = gemm_bf16_copy_begin(c->ff.norm, n, c->ff_norm16);
+    layernorm_forward_copy_cuda(c->ff.norm, norm16, c->ff.mean, c->ff.rstd,
+                                c->res1, w->ln_2_w, w->ln_2_b, B, T, C);
+    gemm_bf16_copy_end(before, c->ff.norm, n);
     ffn_forward_cuda(out, &c->mlp, c->ff.norm, w->mlp_c_fc_w, w->mlp_c_fc_b,
                      w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT, B, T, C,
                      F);

@@ -285,9 +285,11 @@ int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
         x = out;
     }
     a->cur_B = B, a->cur_T = T, a->dropout_p = p;
-    layernorm_forward_cuda(a->lnf, a->lnf_mean, a->lnf_rstd, x, m->w.ln_f_w,
-                           m->w.ln_f_b, B, T, C);
-    gemm_bf16_pin(a->lnf, btc, a->lnf16);   // (bf16 mode)
+    unsigned long before = cuda_writes();   // (in bf16, with its copy)
+    uint16_t *lnf16 = gemm_bf16_copy_begin(a->lnf, btc, a->lnf16);
+    layernorm_forward_copy_cuda(a->lnf, lnf16, a->lnf_mean, a->lnf_rstd, x,
+                                m->w.ln_f_w, m->w.ln_f_b, B, T, C);
+    gemm_bf16_copy_end(before, a->lnf, btc);
     // The head is the embedding matrix: logits = lnf @ wte^T.
     linear_forward_cuda(a->logits, a->lnf, m->w.wte, NULL, B * T, C, V);
     a->n_targets = 0;

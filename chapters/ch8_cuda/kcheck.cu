@@ -286,6 +286,48 @@ static void check_layernorm(KReport *rep, const int sz[4], uint64_t seed) {
     for (float *p : host) free(p);
 }
 
+// sz: B, T, C. layernorm_forward_copy_cuda against chapter 4, with its
+// bf16 copy bit for bit the rounding of the fp32 output beside it (and
+// nothing written past the copy's end).
+static void check_layernorm_copy(KReport *rep, const int sz[4],
+                                 uint64_t seed) {
+    int B = sz[0], T = sz[1], C = sz[2];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d C=%d", B, T, C);
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t N = (size_t)B * T, n = N * C;
+    float *x = host_randn(&rng, n, 3.0f), *w = host_randn(&rng, C, 1.0f);
+    float *b = host_randn(&rng, (size_t)C, 1.0f);
+    float *y = (float *)xmalloc(n * sizeof *y);
+    float *mean = (float *)xmalloc(N * sizeof *mean);
+    float *rstd = (float *)xmalloc(N * sizeof *rstd);
+    layernorm_forward(y, mean, rstd, x, w, b, B, T, C);
+    float *d_x = to_device(x, n), *d_w = to_device(w, (size_t)C);
+    float *d_b = to_device(b, (size_t)C), *d_y = cuda_alloc_floats(n);
+    float *d_mean = cuda_alloc_floats(N), *d_rstd = cuda_alloc_floats(N);
+    // the copy, and a guard of 64 values after it
+    uint16_t *d_y16, guard[64], back[64];
+    for (int i = 0; i < 64; i++) guard[i] = 0x7fc1;
+    CUDA_CHECK(cudaMalloc((void **)&d_y16, (n + 64) * sizeof *d_y16));
+    CUDA_CHECK(cudaMemcpy(d_y16 + n, guard, sizeof guard,
+                          cudaMemcpyHostToDevice));
+    layernorm_forward_copy_cuda(d_y, d_y16, d_mean, d_rstd, d_x, d_w, d_b, B,
+                                T, C);
+    compare(rep, "layernorm_forward_copy_cuda: out", sizes, d_y, y, n,
+            FP32_TOL);
+    CUDA_CHECK(cudaMemcpy(back, d_y16 + n, sizeof back,
+                          cudaMemcpyDeviceToHost));
+    report_value(rep, "layernorm_forward_copy_cuda: out16 wrong", sizes,
+                 (double)copy_mismatches(d_y16, d_y, n)
+                     + (memcmp(back, guard, sizeof guard) != 0), 0);
+    float *dev[] = {d_x, d_w, d_b, d_y, d_mean, d_rstd};
+    for (float *p : dev) cuda_free(p);
+    cuda_free(d_y16);
+    float *host[] = {x, w, b, y, mean, rstd};
+    for (float *p : host) free(p);
+}
+
 // sz: n. The residual add and its backward pass (+=): one add each, so
 // the GPU must give the CPU's floats exactly.
 static void check_residual(KReport *rep, const int sz[4], uint64_t seed) {
@@ -1492,6 +1534,7 @@ const KCheck KCHECKS[] = {
     {"layernorm", check_layernorm, {2, 5, 2, 0}, "B, T, C, bias"},
     {"layernorm", check_layernorm, {5, 103, 97, 1}, "B, T, C, bias"},
     {"layernorm", check_layernorm, {1, 7, 301, 0}, "B, T, C, bias"},
+    {"layernorm", check_layernorm_copy, {3, 19, 45, 0}, "B, T, C"},
     {"residual", check_residual, {1000, 0, 0, 0}, "n"},
     {"residual", check_residual, {1, 0, 0, 0}, "n"},
     {"residual", check_sublayer_add, {1000, 10, 0, 0}, "n, p (percent)"},

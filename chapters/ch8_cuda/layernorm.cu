@@ -21,10 +21,16 @@
 // costs about 1e-6 relative.
 #include "cuda_rt.h"
 
+#ifdef __CUDACC__
+#include <cuda_bf16.h>
+#endif
+
 extern "C" {
 #include "layernorm.cuh"
 #include "linear.cuh"
 }
+
+typedef __nv_bfloat16 bf16;
 
 #define LN_WARPS 4                 // rows (warps) per block: 128 threads
 #define LN_TILE 32                 // columns per block of the column sums
@@ -43,9 +49,11 @@ __device__ static inline float warp_sum(float v) {
 //> layernorm-cuda
 // Warp w of block b normalises row r = b * LN_WARPS + w. Two passes over
 // the row, as the CPU: the mean first, then the squares of x - mean (no
-// cancellation, as sum(x^2) - mean^2 would suffer).
-__global__ void layernorm_forward_kernel(float *out, float *mean,
-                                         float *rstd, const float *inp,
+// cancellation, as sum(x^2) - mean^2 would suffer). With out16 (bf16
+// mode), the output rounded to bf16 goes there too.
+__global__ void layernorm_forward_kernel(float *out, bf16 *out16,
+                                         float *mean, float *rstd,
+                                         const float *inp,
                                          const float *weight,
                                          const float *bias, int N, int C) {
     int lane = threadIdx.x % 32;
@@ -62,6 +70,7 @@ __global__ void layernorm_forward_kernel(float *out, float *mean,
     for (int i = lane; i < C; i += 32) {
         float xhat = (x[i] - m) * s;
         y[i] = xhat * weight[i] + (bias ? bias[i] : 0.0f);
+        if (out16) out16[(size_t)r * C + i] = __float2bfloat16(y[i]);
     }
     if (lane == 0) {   // kept for the backward pass
         mean[r] = m;
@@ -142,7 +151,19 @@ void layernorm_forward_cuda(float *out, float *mean, float *rstd,
     int N = B * T;
     if (N <= 0 || C <= 0) return;
     LAUNCH(layernorm_forward_kernel, ceil_div((size_t)N, LN_WARPS),
-           LN_WARPS * 32, 0, out, mean, rstd, inp, weight, bias, N, C);
+           LN_WARPS * 32, 0, out, (bf16 *)NULL, mean, rstd, inp, weight,
+           bias, N, C);
+}
+
+void layernorm_forward_copy_cuda(float *out, uint16_t *out16, float *mean,
+                                 float *rstd, const float *inp,
+                                 const float *weight, const float *bias,
+                                 int B, int T, int C) {
+    int N = B * T;
+    if (N <= 0 || C <= 0) return;
+    LAUNCH(layernorm_forward_kernel, ceil_div((size_t)N, LN_WARPS),
+           LN_WARPS * 32, 0, out, (bf16 *)out16, mean, rstd, inp, weight,
+           bias, N, C);
 }
 
 void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,

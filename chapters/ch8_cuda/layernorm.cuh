@@ -2,6 +2,8 @@
 #ifndef CH8_LAYERNORM_CUH
 #define CH8_LAYERNORM_CUH
 
+#include <stdint.h>
+
 #include "layernorm.h"   // LAYERNORM_EPS, and the CPU functions ported here
 
 #ifdef __cplusplus
@@ -16,6 +18,13 @@ void layernorm_forward_cuda(float *out,           // (B, T, C)
                             const float *weight,  // (C,)
                             const float *bias,    // (C,) or NULL
                             int B, int T, int C);
+
+// layernorm_forward_cuda that also writes out rounded to bf16 into out16
+// (unless NULL): the copy bf16 mode's next product reads (gemm.cuh).
+void layernorm_forward_copy_cuda(float *out, uint16_t *out16, float *mean,
+                                 float *rstd, const float *inp,
+                                 const float *weight, const float *bias,
+                                 int B, int T, int C);
 
 // As layernorm_backward: += into dinp, dweight and dbias (skipped when
 // NULL). Not reentrant: it sums dweight and dbias through one scratch
