@@ -221,12 +221,13 @@ void attention_backward_strided_cuda(float *dq, float *dk, float *dv,
                                      const float *att, const float *q,
                                      const float *k, const float *v,
                                      HeadsLayout lq, HeadsLayout lkv,
-                                     HeadsLayout lo, int B, int NH, int Tq,
-                                     int Tk, int HS) {
+                                     HeadsLayout lo, bool accumulate, int B,
+                                     int NH, int Tq, int Tk, int HS) {
     int rows = B * NH * Tq;
     HeadsLayout la = heads_packed(NH, Tq, Tk);
+    float beta = accumulate ? 1.0f : 0.0f;   // for dq, dk, dv
     // through out = att @ v: dv += att^T @ dout, datt = dout @ v^T
-    heads_gemm(true, false, Tk, HS, Tq, att, la, dout, lo, 1.0f, dv, lkv, B,
+    heads_gemm(true, false, Tk, HS, Tq, att, la, dout, lo, beta, dv, lkv, B,
                NH);
     heads_gemm(false, true, Tq, Tk, HS, dout, lo, v, lkv, 0.0f, datt, la, B,
                NH);
@@ -238,9 +239,9 @@ void attention_backward_strided_cuda(float *dq, float *dk, float *dv,
            datt16, datt, att, 1.0f / sqrtf((float)HS), false, rows, Tk);
     gemm_bf16_copy_end(before, datt, na);   // and k's and q's hold
     // through scores = q k^T: dq += dscores @ k, dk += dscores^T @ q
-    heads_gemm(false, false, Tq, HS, Tk, datt, la, k, lkv, 1.0f, dq, lq, B,
+    heads_gemm(false, false, Tq, HS, Tk, datt, la, k, lkv, beta, dq, lq, B,
                NH);
-    heads_gemm(true, false, Tk, HS, Tq, datt, la, q, lq, 1.0f, dk, lkv, B,
+    heads_gemm(true, false, Tk, HS, Tq, datt, la, q, lq, beta, dk, lkv, B,
                NH);
 }
 //< attention-cuda
@@ -261,7 +262,7 @@ void attention_backward_cuda(float *dq, float *dk, float *dv, float *datt,
                              int B, int NH, int Tq, int Tk, int HS) {
     HeadsLayout lq = heads_packed(NH, Tq, HS), lkv = heads_packed(NH, Tk, HS);
     attention_backward_strided_cuda(dq, dk, dv, datt, dout, att, q, k, v, lq,
-                                    lkv, lq, B, NH, Tq, Tk, HS);
+                                    lkv, lq, true, B, NH, Tq, Tk, HS);
 }
 
 void softmax_forward_cuda(float *out, const float *inp, int N, int D) {

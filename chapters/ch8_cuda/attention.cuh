@@ -66,7 +66,9 @@ HeadsLayout heads_in_rows(int T, int ld, int HS);
 
 // attention_forward_cuda and attention_backward_cuda with each array in
 // its own layout: q and dq in lq, k, v, dk and dv in lkv, out and dout
-// in lo. att and datt are (B, NH, Tq, Tk), as there.
+// in lo. att and datt are (B, NH, Tq, Tk), as there. The backward pass
+// adds into dq, dk and dv when accumulate, else sets them (no clearing
+// first, and they are not read).
 // att16: where bf16 mode keeps the weights' bf16 copy, pinned for the
 // backward pass (gemm.cuh), or NULL for a buffer of gemm.cu's.
 void attention_forward_strided_cuda(float *out, HeadsLayout lo, float *att,
@@ -81,8 +83,8 @@ void attention_backward_strided_cuda(float *dq, float *dk, float *dv,
                                      const float *att, const float *q,
                                      const float *k, const float *v,
                                      HeadsLayout lq, HeadsLayout lkv,
-                                     HeadsLayout lo, int B, int NH, int Tq,
-                                     int Tk, int HS);
+                                     HeadsLayout lo, bool accumulate, int B,
+                                     int NH, int Tq, int Tk, int HS);
 
 #ifdef __cplusplus
 }

@@ -4,11 +4,13 @@
 //   res1 = x    + dropout(attn(ln_1(x)))
 //   out  = res1 + dropout(mlp(ln_2(res1)))
 //
-// with every call a GPU call. Two differences from the CPU: the dropout
+// with every call a GPU call. Three differences from the CPU: the dropout
 // masks come from a counter-based generator (seed, counter) instead of the
 // CPU's sequential one, so they are not the CPU's masks (the step check
-// compares without dropout; dropout.cu is checked on its own), and a
-// model without dropout keeps no masks at all (mask NULL).
+// compares without dropout; dropout.cu is checked on its own), a model
+// without dropout keeps no masks at all (mask NULL), and the backward
+// pass sets the scratch gradients dres and dy where the CPU clears them
+// and adds (sublayer_add_backward_set_cuda): a pass each way fewer.
 #include "cuda_rt.h"
 
 extern "C" {
@@ -64,11 +66,10 @@ void block_backward_cuda(float *dinp, const BlockWeights *g,
     size_t n = (size_t)B * T * C;
     bool dropped = c->dropout_p > 0;   // else: no masks, nothing dropped
     // out = res1 + dropout(mlp(ln_2(res1))): dout reaches res1 by the
-    // skip, and through the mlp and ln_2
-    cuda_zero(s->dres, n);
-    cuda_zero(s->dy, n);
-    sublayer_add_backward_cuda(s->dres, s->dy, dout,
-                               dropped ? c->ff.mask : NULL, n);
+    // skip, and through the mlp and ln_2 (dres and dy set: their first
+    // terms)
+    sublayer_add_backward_set_cuda(s->dres, false, s->dy, dout,
+                                   dropped ? c->ff.mask : NULL, n);
     cuda_zero(s->dsub, n);
     ffn_backward_cuda(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
                       g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->ff.norm,
@@ -77,9 +78,9 @@ void block_backward_cuda(float *dinp, const BlockWeights *g,
     layernorm_backward_cuda(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
                             w->ln_2_w, c->ff.mean, c->ff.rstd, B, T, C);
     // res1 = inp + dropout(attn(ln_1(inp))): the same again, into dinp
-    cuda_zero(s->dy, n);
-    sublayer_add_backward_cuda(dinp, s->dy, s->dres,
-                               dropped ? c->sa.mask : NULL, n);
+    // (added to, as the CPU's rule for dinp; dy set)
+    sublayer_add_backward_set_cuda(dinp, true, s->dy, s->dres,
+                                   dropped ? c->sa.mask : NULL, n);
     cuda_zero(s->dsub, n);
     mha_backward_cuda(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
                       g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,

@@ -1,8 +1,9 @@
 // ffn.cu - chapter 3's feed-forward network on the GPU: ffn.c's three
 // calls, each now a GPU call. The CPU's FfnCache records the activation;
-// here the caller passes it to the backward pass again. One difference:
-// the GELU's backward pass sets dh instead of clearing it and adding
-// (dh is that one term), and in bf16 mode both GELU kernels write the
+// here the caller passes it to the backward pass again. Two differences:
+// the backward pass sets da and dh instead of clearing them and adding
+// (each is that one term: linear_backward_set_cuda, and the GELU's
+// gelu_backward_set_cuda), and in bf16 mode both GELU kernels write the
 // bf16 copy of their output that the next product reads (gemm.cuh), so
 // that no rounding pass of its own reads the (N, F) array again.
 #include "cuda_rt.h"
@@ -38,9 +39,9 @@ void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
     FfnScratchCuda *s = scratch;
     int N = B * T;
     size_t nf = (size_t)N * F;
-    cuda_zero(s->da, nf);             // out = a @ c_proj_w^T + c_proj_b
-    linear_backward_cuda(s->da, dc_proj_w, dc_proj_b, dout, cache->a,
-                         c_proj_w, N, F, C);
+    // out = a @ c_proj_w^T + c_proj_b (da set, not added to)
+    linear_backward_set_cuda(s->da, dc_proj_w, dc_proj_b, dout, cache->a,
+                             c_proj_w, N, F, C);
     unsigned long before = cuda_writes();   // a = GELU(h)
     uint16_t *dh16 = gemm_bf16_copy_begin(s->dh, nf, NULL);
     gelu_backward_set_cuda(s->dh, dh16, s->da, cache->h, act, nf);

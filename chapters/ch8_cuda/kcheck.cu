@@ -499,6 +499,27 @@ static void check_sublayer_add(KReport *rep, const int sz[4],
     compare(rep, "sublayer_add_backward_cuda: dx", sizes, d_dx, dx, n, 0.0);
     compare(rep, "sublayer_add_backward_cuda: dy", sizes, d_dy, dy, n,
             FP32_TOL);
+    // The set form, from random values that must not show: dy = dout *
+    // mask and dx = dout, then dx += dout (add_dx) and dy = dout * mask.
+    float *r1 = host_randn(&rng, n, 1.0f), *r2 = host_randn(&rng, n, 1.0f);
+    cuda_upload(d_dx, r1, n);
+    cuda_upload(d_dy, r2, n);
+    const float *dm = p > 0 ? d_mask : NULL;
+    sublayer_add_backward_set_cuda(d_dx, false, d_dy, d_dout, dm, n);
+    for (size_t i = 0; i < n; i++) dx[i] = dout[i], dy[i] = dout[i] * mask[i];
+    compare(rep, "sublayer_add_backward_set_cuda: dx", sizes, d_dx, dx, n,
+            0.0);
+    compare(rep, "sublayer_add_backward_set_cuda: dy", sizes, d_dy, dy, n,
+            FP32_TOL);
+    cuda_upload(d_dx, r1, n);
+    cuda_upload(d_dy, r2, n);
+    sublayer_add_backward_set_cuda(d_dx, true, d_dy, d_dout, dm, n);
+    for (size_t i = 0; i < n; i++) dx[i] = r1[i] + dout[i];
+    compare(rep, "sublayer_add_backward_set_cuda: dx +=", sizes, d_dx, dx,
+            n, 0.0);
+    compare(rep, "sublayer_add_backward_set_cuda: dy =", sizes, d_dy, dy, n,
+            FP32_TOL);
+    free(r1), free(r2);
     report_value(rep, "sublayer_add_*_cuda: writes past the end", sizes,
                  guard_damage(d_out, n) + guard_damage(d_dx, n)
                      + guard_damage(d_dy, n) + guard_damage(d_mask, n), 0);
@@ -605,6 +626,18 @@ static void check_linear(KReport *rep, const int sz[4], uint64_t seed) {
     if (bias)
         compare(rep, "linear_backward_cuda: dbias", sizes, d_db, db,
                 (size_t)Co, tol);
+    // The set form: dinp (random again, which must not show) gets the
+    // gradient alone, the CPU's from a cleared dinp; dweight still adds.
+    float *dx0 = host_randn(&rng, ni, 1.0f);
+    cuda_upload(d_dx, dx0, ni);
+    memset(dx, 0, ni * sizeof *dx);
+    linear_backward(dx, dw, bias ? db : NULL, dy, x, w, N, Ci, Co);
+    linear_backward_set_cuda(d_dx, d_dw, bias ? d_db : NULL, d_dy, d_x, d_w,
+                             N, Ci, Co);
+    compare(rep, "linear_backward_set_cuda: dinp", sizes, d_dx, dx, ni, tol);
+    compare(rep, "linear_backward_set_cuda: dweight", sizes, d_dw, dw, nw,
+            tol);
+    free(dx0);
     float *dev[] = {d_x, d_w, d_b, d_dy, d_dx, d_dw, d_db, d_y};
     for (float *p : dev) cuda_free(p);
     float *host[] = {x, w, b, dy, dx, dw, db, y};
@@ -962,11 +995,13 @@ static void check_attention(KReport *rep, const int sz[4], uint64_t seed) {
     for (float *p : host) free(p);
 }
 
-// sz: B, T, HS, mode (0 fp32, 1 bf16, 3 bf16 with qkv cast whole first).
+// sz: B, T, HS, mode (0 fp32, 1 bf16, 3 bf16 with qkv cast whole first;
+// + 4: the backward pass sets dqkv instead of adding).
 // Causal self-attention of NH = 3 heads read where the linear layer puts
 // them, inside a (B, T, 3C) qkv, and written into a (B, T, C) y, as
 // mha.cu's (T, T) path calls it, against chapter 2's split, attention
-// and merge; dqkv starts from random values (the += is checked), and y
+// and merge; dqkv starts from random values (the += is checked, or that
+// they do not show when set), and y
 // and dqkv are followed by guards (nothing written past them). In bf16
 // the products round their operands, which costs a few 1e-3 relative
 // (as the whole step): STEP_BF16_TOL. A copy used at the wrong offset
@@ -978,9 +1013,10 @@ static void check_attention_rows(KReport *rep, const int sz[4],
     const int NH = 3;
     int B = sz[0], T = sz[1], HS = sz[2], C = NH * HS;
     bool bf16 = (sz[3] & 1) != 0, whole = (sz[3] & 2) != 0;
+    bool set = (sz[3] & 4) != 0;
     char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d T=%d HS=%d%s%s", B, T, HS,
-             bf16 ? " bf16" : "", whole ? " whole" : "");
+    snprintf(sizes, sizeof sizes, "B=%d T=%d HS=%d%s%s%s", B, T, HS,
+             bf16 ? " bf16" : "", whole ? " whole" : "", set ? " set" : "");
     Rng rng;
     rng_seed(&rng, seed);
     size_t btc = (size_t)B * T * C, na = (size_t)B * NH * T * T;
@@ -1012,7 +1048,8 @@ static void check_attention_rows(KReport *rep, const int sz[4],
     float *d_qkv = to_device(qkv, 3 * btc), *d_dy = to_device(dy, btc);
     float *d_y = to_device_guarded(NULL, btc);
     float *d_dqkv = to_device_guarded(dqkv, 3 * btc);
-    for (size_t i = 0; i < 3 * btc; i++) dqkv[i] += dmerged[i];
+    for (size_t i = 0; i < 3 * btc; i++)
+        dqkv[i] = set ? dmerged[i] : dqkv[i] + dmerged[i];
     float *d_att = cuda_alloc_floats(na), *d_datt = cuda_alloc_floats(na);
 
     bool was = gemm_bf16();
@@ -1026,8 +1063,8 @@ static void check_attention_rows(KReport *rep, const int sz[4],
     if (whole) gemm_bf16_prepare(d_qkv, 3 * btc);
     attention_backward_strided_cuda(d_dqkv, d_dqkv + C, d_dqkv + 2 * C,
                                     d_datt, d_dy, d_att, d_qkv, d_qkv + C,
-                                    d_qkv + 2 * C, lqkv, lqkv, ly, B, NH, T,
-                                    T, HS);
+                                    d_qkv + 2 * C, lqkv, lqkv, ly, !set, B,
+                                    NH, T, T, HS);
     gemm_set_bf16(was);
     double tol = bf16 ? STEP_BF16_TOL : FP32_TOL;
     compare(rep, "attention strided: y", sizes, d_y, y, btc,
@@ -1390,9 +1427,17 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     bool was = gemm_bf16();
     gemm_set_bf16(bf16);
     if (gpt_cuda_create(&d, &m, &err) != 0
-        || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0
-        || gpt_forward_cuda(&d, &da, idx, tgt, B, T, false, NULL, &loss_gpu,
-                            &err) != 0)
+        || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0)
+        die("check_gpt_step: %s", err.msg);
+    // Every activation and scratch float starts as NaN: a gradient added
+    // into a buffer nobody cleared, or read before it is written, shows.
+    size_t nacts = gpt_cuda_acts_floats(&cfg, B, T, flash, false);
+    float *nan = (float *)xmalloc(nacts * sizeof *nan);
+    for (size_t i = 0; i < nacts; i++) nan[i] = NAN;
+    cuda_upload(da.mem, nan, nacts);
+    free(nan);
+    if (gpt_forward_cuda(&d, &da, idx, tgt, B, T, false, NULL, &loss_gpu,
+                         &err) != 0)
         die("check_gpt_step: %s", err.msg);
     compare(rep, "gpt_forward_cuda: logits", sizes, da.logits, a.logits,
             bt * 65, tol_fwd);
@@ -1417,11 +1462,11 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
         double diff = 0, scale = 0;
         for (size_t j = 0; j < n; j++) {
             double dd = fabs((double)g[t->offset + j] - m.grads[t->offset + j]);
-            if (!(dd <= diff)) diff = dd;
+            if (diff == diff && !(dd <= diff)) diff = dd;   // a NaN sticks
             scale = fmax(scale, fabs(m.grads[t->offset + j]));
         }
         double e = diff / (scale > 0 ? scale : 1.0);
-        if (!(e <= worst)) worst = e, worst_name = t->name;
+        if (worst == worst && !(e <= worst)) worst = e, worst_name = t->name;
     }
     if (rep->n < KCHECK_MAX) {
         KResult *r = &rep->r[rep->n++];
@@ -1520,7 +1565,7 @@ static void check_gpt_bf16_kept(KReport *rep, const int sz[4],
 
 // ---- the table -------------------------------------------------------------
 
-#define ROWS_DIMS "B, T, HS, mode (1 bf16, 3 bf16 qkv whole)"
+#define ROWS_DIMS "B, T, HS, mode (1 bf16, 3 bf16 qkv whole, +4 set)"
 #define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16)"
 #define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
 
@@ -1576,6 +1621,7 @@ const KCheck KCHECKS[] = {
     {"attention", check_attention_rows, {3, 37, 5, 0}, ROWS_DIMS},
     {"attention", check_attention_rows, {2, 19, 8, 1}, ROWS_DIMS},
     {"attention", check_attention_rows, {2, 23, 16, 3}, ROWS_DIMS},
+    {"attention", check_attention_rows, {2, 19, 8, 4}, ROWS_DIMS},
 
     // flash
     {"flash", check_flash, {2, 3, 37, 8}, "B, NH, T, HS"},

@@ -120,17 +120,35 @@ void linear_forward_cuda(float *out, const float *inp, const float *weight,
               bias ? 1.0f : 0.0f, out, C_out);
 }
 
-void linear_backward_cuda(float *dinp, float *dweight, float *dbias,
-                          const float *dout, const float *inp,
-                          const float *weight, int N, int C_in, int C_out) {
+// dinp gets beta_in * dinp + its gradient: beta_in 1 adds (the CPU's
+// rule), 0 sets it without reading it.
+static void linear_backward_beta(float *dinp, float beta_in, float *dweight,
+                                 float *dbias, const float *dout,
+                                 const float *inp, const float *weight,
+                                 int N, int C_in, int C_out) {
     if (N == 0 || C_out == 0) return;
     if (dinp && C_in > 0)   // dinp (N, C_in) += dout (N, C_out) @ weight
         gemm_cuda(false, false, N, C_in, C_out, 1.0f, dout, C_out, weight,
-                  C_in, 1.0f, dinp, C_in);
+                  C_in, beta_in, dinp, C_in);
     if (C_in > 0)           // dweight (C_out, C_in) += dout^T @ inp
         gemm_cuda(true, false, C_out, C_in, N, 1.0f, dout, C_out, inp,
                   C_in, 1.0f, dweight, C_in);
     if (dbias)              // dbias (C_out) += the column sums of dout
         column_sums_cuda(dbias, dout, N, C_out);
+}
+
+void linear_backward_cuda(float *dinp, float *dweight, float *dbias,
+                          const float *dout, const float *inp,
+                          const float *weight, int N, int C_in, int C_out) {
+    linear_backward_beta(dinp, 1.0f, dweight, dbias, dout, inp, weight, N,
+                         C_in, C_out);
+}
+
+void linear_backward_set_cuda(float *dinp, float *dweight, float *dbias,
+                              const float *dout, const float *inp,
+                              const float *weight, int N, int C_in,
+                              int C_out) {
+    linear_backward_beta(dinp, 0.0f, dweight, dbias, dout, inp, weight, N,
+                         C_in, C_out);
 }
 //< linear-cuda

@@ -22,6 +22,14 @@ void linear_backward_cuda(float *dinp,         // (N, C_in) or NULL
                           const float *weight, // (C_out, C_in)
                           int N, int C_in, int C_out);
 
+// linear_backward_cuda, except that dinp is set to its gradient, not
+// added to: the caller need not clear it first, and it is not read (a
+// pass over it each way saved). dweight and dbias still get +=.
+void linear_backward_set_cuda(float *dinp, float *dweight, float *dbias,
+                              const float *dout, const float *inp,
+                              const float *weight, int N, int C_in,
+                              int C_out);
+
 // dst (C,) += the sums of the columns of m (N, C), in an order fixed by
 // N and C (the same bits every run). Not reentrant: the chunks' sums go
 // through one scratch buffer of linear.cu's.

@@ -63,7 +63,10 @@ void heads_merge_cuda(float *out, const float *inp, int ld, int B, int T,
 // leading dimension says. So the (T, T) path hands attention.cu the
 // arrays where they are, and writes each head's output straight into
 // its columns of y. The fused path (flash.cu), whose kernels read packed
-// heads, keeps chapter 2's split and merge.
+// heads, keeps chapter 2's split and merge. And where chapter 2 clears
+// dy and dqkv and then adds into them, the backward pass here sets them
+// (linear_backward_set_cuda, and attention's accumulate = false): a pass
+// over memory each way fewer.
 
 //> mha-cuda
 // The heads of qkv, attention, the heads merged into y.
@@ -95,8 +98,9 @@ static void attend_cuda(MhaCacheCuda *c, const int *key_mask, bool causal,
     gemm_bf16_pin(c->y, (size_t)B * T * C, c->y16);   // c_proj's input
 }
 
-// The backward pass of attend_cuda: dqkv += the gradient of qkv, from dy,
-// the gradient of y.
+// The backward pass of attend_cuda: dqkv = (not +=) the gradient of qkv,
+// from dy, the gradient of y. Both paths write every float of dqkv, so
+// it needs no clearing first.
 static void attend_backward_cuda(float *dqkv, MhaScratchCuda *s,
                                  const float *dy, const MhaCacheCuda *c,
                                  int B, int T, int C, int NH) {
@@ -108,8 +112,8 @@ static void attend_backward_cuda(float *dqkv, MhaScratchCuda *s,
         attention_backward_strided_cuda(dqkv, dqkv + C, dqkv + 2 * C, s->datt,
                                         dy, c->att, c->qkv, c->qkv + C,
                                         c->qkv + 2 * C, lqkv, lqkv,
-                                        heads_in_rows(T, C, HS), B, NH, T, T,
-                                        HS);
+                                        heads_in_rows(T, C, HS), false, B,
+                                        NH, T, T, HS);
         return;
     }
     // y = merge(yh), yh = attention(q, k, v)
@@ -119,7 +123,7 @@ static void attend_backward_cuda(float *dqkv, MhaScratchCuda *s,
     cuda_zero(s->dv, btc);
     attention_backward_flash_cuda(s->dq, s->dk, s->dv, s->dyh, c->yh, c->lse,
                                   c->q, c->k, c->v, B, NH, T, HS);
-    // q, k, v = split(qkv); the merges overwrite, so dqkv must be zero
+    // q, k, v = split(qkv): the merges write all of dqkv
     heads_merge_cuda(dqkv, s->dq, 3 * C, B, T, C, NH);
     heads_merge_cuda(dqkv + C, s->dk, 3 * C, B, T, C, NH);
     heads_merge_cuda(dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH);
@@ -145,13 +149,10 @@ void mha_backward_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
                        int T, int C, int NH) {
     MhaScratchCuda *s = scratch;
     const MhaCacheCuda *c = cache;
-    size_t btc = (size_t)B * T * C;
-    // out = y @ c_proj_w^T + c_proj_b
-    cuda_zero(s->dy, btc);
-    linear_backward_cuda(s->dy, dc_proj_w, dc_proj_b, dout, c->y, c_proj_w,
-                         B * T, C, C);
+    // out = y @ c_proj_w^T + c_proj_b (dy set, not added to: no clearing)
+    linear_backward_set_cuda(s->dy, dc_proj_w, dc_proj_b, dout, c->y,
+                             c_proj_w, B * T, C, C);
     // y = the heads' attention over q, k, v, the thirds of qkv
-    cuda_zero(s->dqkv, 3 * btc);
     attend_backward_cuda(s->dqkv, s, s->dy, c, B, T, C, NH);
     // qkv = inp @ c_attn_w^T + c_attn_b
     linear_backward_cuda(dinp, dc_attn_w, dc_attn_b, s->dqkv, inp, c_attn_w,

@@ -57,15 +57,17 @@ __global__ void sublayer_add_kernel(float *out, float *mask, const float *x,
     out[i] = x[i] + y;
 }
 
-// out = x + y * mask: dx += dout (the skip), dy += dout * mask.
+// out = x + y * mask: dx += dout (the skip), dy += dout * mask; or =
+// instead of += where add_dx or add_dy is false (block.cu's set form).
 __global__ void sublayer_add_backward_kernel(float *dx, float *dy,
                                              const float *dout,
-                                             const float *mask, size_t n) {
+                                             const float *mask, bool add_dx,
+                                             bool add_dy, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float g = dout[i];
-    dx[i] += g;
-    dy[i] += mask ? g * mask[i] : g;
+    float g = dout[i], gy = mask ? g * mask[i] : g;
+    dx[i] = add_dx ? dx[i] + g : g;
+    dy[i] = add_dy ? dy[i] + gy : gy;
 }
 //< residual-cuda
 
@@ -102,5 +104,13 @@ void sublayer_add_backward_cuda(float *dx, float *dy, const float *dout,
                                 const float *mask, size_t n) {
     if (n == 0) return;
     LAUNCH(sublayer_add_backward_kernel, ceil_div(n, RESIDUAL_THREADS),
-           RESIDUAL_THREADS, 0, dx, dy, dout, mask, n);
+           RESIDUAL_THREADS, 0, dx, dy, dout, mask, true, true, n);
+}
+
+void sublayer_add_backward_set_cuda(float *dx, bool add_dx, float *dy,
+                                    const float *dout, const float *mask,
+                                    size_t n) {
+    if (n == 0) return;
+    LAUNCH(sublayer_add_backward_kernel, ceil_div(n, RESIDUAL_THREADS),
+           RESIDUAL_THREADS, 0, dx, dy, dout, mask, add_dx, false, n);
 }

@@ -4,6 +4,7 @@
 #define CH8_RESIDUAL_CUH
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "residual.h"   // the CPU functions ported here
@@ -34,6 +35,13 @@ void sublayer_add_backward_cuda(float *dx,          // (n,)
                                 const float *dout,  // (n,)
                                 const float *mask,  // (n,) or NULL
                                 size_t n);
+
+// sublayer_add_backward_cuda with dy set, not added to (so it needs no
+// clearing and is not read), and dx too unless add_dx: the block's
+// backward pass (block.cu), where these are the gradients' first terms.
+void sublayer_add_backward_set_cuda(float *dx, bool add_dx, float *dy,
+                                    const float *dout, const float *mask,
+                                    size_t n);
 
 #ifdef __cplusplus
 }
