@@ -71,20 +71,28 @@ HeadsLayout heads_in_rows(int T, int ld, int HS);
 // first, and they are not read).
 // att16: where bf16 mode keeps the weights' bf16 copy, pinned for the
 // backward pass (gemm.cuh), or NULL for a buffer of gemm.cu's.
+// block: rows per causal block, or 0. With block > 0, causal and
+// Tq == Tk, the products run a block of query rows at a time over the
+// keys its last row sees (attention.cu), and of att and datt only those
+// blocks are written or read: query t's keys up to the end of its block,
+// min(Tk, (t / block + 1) * block); the rest of each row is left as it
+// was. The backward pass takes the block the forward pass was given when
+// it was causal, else 0.
 void attention_forward_strided_cuda(float *out, HeadsLayout lo, float *att,
                                     uint16_t *att16, const float *q,
                                     HeadsLayout lq,
                                     const float *k, const float *v,
                                     HeadsLayout lkv, const int *key_mask,
-                                    bool causal, int B, int NH, int Tq,
-                                    int Tk, int HS);
+                                    bool causal, int block, int B, int NH,
+                                    int Tq, int Tk, int HS);
 void attention_backward_strided_cuda(float *dq, float *dk, float *dv,
                                      float *datt, const float *dout,
                                      const float *att, const float *q,
                                      const float *k, const float *v,
                                      HeadsLayout lq, HeadsLayout lkv,
-                                     HeadsLayout lo, bool accumulate, int B,
-                                     int NH, int Tq, int Tk, int HS);
+                                     HeadsLayout lo, bool accumulate,
+                                     int block, int B, int NH, int Tq,
+                                     int Tk, int HS);
 
 #ifdef __cplusplus
 }

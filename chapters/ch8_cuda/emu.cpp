@@ -763,6 +763,23 @@ cublasStatus_t cublasSgemmStridedBatched(
     return CUBLAS_STATUS_SUCCESS;
 }
 
+cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
+                                  cublasOperation_t tb, int m, int n, int k,
+                                  const float *alpha,
+                                  const float *const Aarray[], int lda,
+                                  const float *const Barray[], int ldb,
+                                  const float *beta, float *const Carray[],
+                                  int ldc, int batch) {
+    if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < batch; i++) {
+        cublasStatus_t s = cublasSgemm(h, ta, tb, m, n, k, alpha, Aarray[i],
+                                       lda, Barray[i], ldb, beta, Carray[i],
+                                       ldc);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 // ---- bf16 ---------------------------------------------------------------------------
 
 // Adding 0x7fff, plus the lowest kept bit, to the float's bits carries
@@ -842,4 +859,22 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta,
     return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, alpha, A, Atype,
                                       lda, 0, B, Btype, ldb, 0, beta, C,
                                       Ctype, ldc, 0, 1, compute, algo);
+}
+
+cublasStatus_t cublasGemmBatchedEx(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const void *alpha, const void *const Aarray[],
+    cudaDataType Atype, int lda, const void *const Barray[],
+    cudaDataType Btype, int ldb, const void *beta, void *const Carray[],
+    cudaDataType Ctype, int ldc, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo) {
+    if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    for (int i = 0; i < batch; i++) {
+        cublasStatus_t s = cublasGemmEx(h, ta, tb, m, n, k, alpha, Aarray[i],
+                                        Atype, lda, Barray[i], Btype, ldb,
+                                        beta, Carray[i], Ctype, ldc, compute,
+                                        algo);
+        if (s != CUBLAS_STATUS_SUCCESS) return s;
+    }
+    return CUBLAS_STATUS_SUCCESS;
 }

@@ -28,11 +28,11 @@
 //   atomicAdd      a compare-and-swap loop on the float's bits
 //   memory         cudaMalloc is host memory (also filled with NaN bytes),
 //                  cudaMemcpy is memcpy
-//   cuBLAS         cublasSgemm and its strided-batched form, through the
-//                  CPU's gemm() (OpenBLAS, or the naive loop); and
-//                  cublasGemmEx and its strided-batched form for bf16
-//                  operands (fp32 results and sums), each operand
-//                  widened to fp32 first, which is exact
+//   cuBLAS         cublasSgemm and its strided- and pointer-batched
+//                  forms, through the CPU's gemm() (OpenBLAS, or the
+//                  naive loop); and cublasGemmEx and the same two forms
+//                  for bf16 operands (fp32 results and sums), each
+//                  operand widened to fp32 first, which is exact
 //   bf16           __nv_bfloat16 as a storage type: the two conversions
 //                  of cuda_bf16.h, rounding to the nearest even as the GPU
 //
@@ -187,6 +187,15 @@ cublasStatus_t cublasSgemmStridedBatched(
     int n, int k, const float *alpha, const float *A, int lda,
     long long strideA, const float *B, int ldb, long long strideB,
     const float *beta, float *C, int ldc, long long strideC, int batch);
+// The pointer batch: product i reads Aarray[i], Barray[i] and writes
+// Carray[i], the tables in device memory.
+cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
+                                  cublasOperation_t tb, int m, int n, int k,
+                                  const float *alpha,
+                                  const float *const Aarray[], int lda,
+                                  const float *const Barray[], int ldb,
+                                  const float *beta, float *const Carray[],
+                                  int ldc, int batch);
 
 // The mixed-precision products: here operands of fp32 or bf16, results
 // in fp32 and sums in fp32 (CUBLAS_COMPUTE_32F), as the chapter uses them.
@@ -207,6 +216,13 @@ cublasStatus_t cublasGemmStridedBatchedEx(
     int lda, long long strideA, const void *B, cudaDataType Btype, int ldb,
     long long strideB, const void *beta, void *C, cudaDataType Ctype,
     int ldc, long long strideC, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmBatchedEx(
+    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+    int n, int k, const void *alpha, const void *const Aarray[],
+    cudaDataType Atype, int lda, const void *const Barray[],
+    cudaDataType Btype, int ldb, const void *beta, void *const Carray[],
+    cudaDataType Ctype, int ldc, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo);
 
 #endif

@@ -105,6 +105,15 @@ static unsigned long asked;
 
 static const bf16 *pinned(const float *x, size_t n);   // (bf16-pins)
 
+// The launches since write number `before` wrote only memory of
+// gemm.cu's own (a copy, a table of pointers), none that a slot copied:
+// the slots that were good then are good now.
+static void slots_outlive(unsigned long before) {
+    for (int s = 0; s < CAST_SLOTS; s++)
+        if (slots[s].src && slots[s].epoch == before)
+            slots[s].epoch = cuda_writes();
+}
+
 // Operand x (n floats) in bf16, for a product whose other operand is in
 // slot `keep` (-1: none), which must not be overwritten.
 static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
@@ -136,12 +145,11 @@ static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
         CUDA_CHECK(cudaMalloc((void **)&c->buf, n * sizeof(bf16)));
         c->size = n;
     }
+    c->src = NULL;
     to_bf16(c->buf, x, n);
     // The cast wrote only into c->buf, so what the other slots held is as
     // good as before: they move to the new count with this one.
-    for (int o = 0; o < CAST_SLOTS; o++)
-        if (o != s && slots[o].src && slots[o].epoch == now)
-            slots[o].epoch = cuda_writes();
+    slots_outlive(now);
     c->src = x, c->n = n, c->epoch = cuda_writes(), c->used = asked;
     *used = s;
     return c->buf;
@@ -195,10 +203,7 @@ void gemm_bf16_pin(const float *x, size_t n, uint16_t *copy) {
     if (!use_bf16 || !copy || n == 0) return;
     unsigned long now = cuda_writes();
     to_bf16((bf16 *)copy, x, n);
-    // the cast wrote only the copy: the slots' copies stay good
-    for (int s = 0; s < CAST_SLOTS; s++)
-        if (slots[s].src && slots[s].epoch == now)
-            slots[s].epoch = cuda_writes();
+    slots_outlive(now);   // the cast wrote only the copy
     pin_add(x, n, (const bf16 *)copy);
 }
 
@@ -332,4 +337,107 @@ void gemm_batched_cuda(bool trans_a, bool trans_b, int M, int N, int K,
         cuda_blas(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
         trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb,
         stride_b, A, lda, stride_a, &beta, C, ldc, stride_c, batch));
+}
+
+//> gemm-grid
+// A batch whose matrices sit on a grid rather than at one stride apart:
+// attention's heads inside the linear layer's rows, where head h of
+// sequence b starts at b * (T * 3C) + h * HS. cuBLAS's strided batch
+// needs one stride; its pointer batch takes a table of where each
+// matrix starts, in device memory. A kernel writes the table (a thread
+// per product: where its A, B and C start), and one call then runs every
+// product: one small launch more, instead of one call per head.
+#define TABLE_THREADS 128
+
+// Where A, B and C start (bytes) and their steps (bytes) along the
+// grid's outer and inner dimensions.
+struct GridOperands {
+    const char *base[3];
+    long long outer[3], inner[3];
+};
+
+// table[a * count + p], for operand a (0 A, 1 B, 2 C) of product p =
+// i * inner + j: base[a] + i * outer[a] + j * inner[a].
+__global__ void grid_table_kernel(const void **table, GridOperands g,
+                                  int inner, int count) {
+    int p = blockIdx.x * TABLE_THREADS + threadIdx.x;
+    if (p >= count) return;
+    long long i = p / inner, j = p % inner;
+    for (int a = 0; a < 3; a++)
+        table[(size_t)a * count + p] = g.base[a] + i * g.outer[a]
+                                       + j * g.inner[a];
+}
+//< gemm-grid
+
+static const void **table;   // the device's table, grown on demand
+static size_t table_size;    // pointers it has room for
+
+// The table for a grid of outer x inner products of elements of `bytes`
+// (A and B: bytes_ab, C: 4), in device memory; the copies of the slots
+// stay good (it writes nowhere else).
+static const void **grid_table(const void *A, long long a_outer,
+                               long long a_inner, const void *B,
+                               long long b_outer, long long b_inner,
+                               float *C, long long c_outer,
+                               long long c_inner, int bytes_ab, int outer,
+                               int inner) {
+    int count = outer * inner;
+    if ((size_t)3 * count > table_size) {
+        cuda_free((void *)table);
+        CUDA_CHECK(cudaMalloc((void **)&table, 3 * count * sizeof *table));
+        table_size = (size_t)3 * count;
+    }
+    GridOperands g = {{(const char *)A, (const char *)B, (const char *)C},
+                      {a_outer * bytes_ab, b_outer * bytes_ab, c_outer * 4},
+                      {a_inner * bytes_ab, b_inner * bytes_ab, c_inner * 4}};
+    unsigned long now = cuda_writes();
+    LAUNCH(grid_table_kernel, ceil_div((size_t)count, TABLE_THREADS),
+           TABLE_THREADS, 0, table, g, inner, count);
+    slots_outlive(now);
+    return table;
+}
+
+void gemm_grid_cuda(bool trans_a, bool trans_b, int M, int N, int K,
+                    float alpha, const float *A, int lda, long long a_outer,
+                    long long a_inner, const float *B, int ldb,
+                    long long b_outer, long long b_inner, float beta,
+                    float *C, int ldc, long long c_outer, long long c_inner,
+                    int outer, int inner) {
+    if (M == 0 || N == 0 || outer == 0 || inner == 0) return;
+    if (outer == 1 || (a_outer == inner * a_inner && b_outer == inner *
+                       b_inner && c_outer == inner * c_inner)) {
+        // one stride reaches every matrix: a strided batch
+        gemm_batched_cuda(trans_a, trans_b, M, N, K, alpha, A, lda, a_inner,
+                          B, ldb, b_inner, beta, C, ldc, c_inner,
+                          outer * inner);
+        return;
+    }
+    int count = outer * inner;
+    cublasOperation_t opa = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (use_bf16 && K > 0) {
+        int sa, sb;
+        size_t ea = extent(trans_a, M, K, lda, a_inner, inner)
+                    + (size_t)(outer - 1) * a_outer;
+        size_t eb = extent(trans_b, K, N, ldb, b_inner, inner)
+                    + (size_t)(outer - 1) * b_outer;
+        const bf16 *a = as_bf16(A, ea, -1, &sa);
+        const bf16 *b = as_bf16(B, eb, sa, &sb);
+        const void **t = grid_table(a, a_outer, a_inner, b, b_outer, b_inner,
+                                    C, c_outer, c_inner, 2, outer, inner);
+        CUBLAS_CHECK(cublasGemmBatchedEx(
+            cuda_blas(), opb, opa, N, M, K, &alpha, t + count, CUDA_R_16BF,
+            ldb, t, CUDA_R_16BF, lda, &beta, (void *const *)(t + 2 * count),
+            CUDA_R_32F, ldc, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        forget_overlap(C, extent(false, M, N, ldc, c_inner, inner)
+                              + (size_t)(outer - 1) * c_outer);
+        return;
+    }
+    const void **t = grid_table(A, a_outer, a_inner, B, b_outer, b_inner, C,
+                                c_outer, c_inner, 4, outer, inner);
+    CUBLAS_CHECK(cublasSgemmBatched(
+        cuda_blas(), opb, opa, N, M, K, &alpha, (const float *const *)(t +
+                                                                 count),
+        ldb, (const float *const *)t, lda, &beta,
+        (float *const *)(t + 2 * count), ldc, count));
 }

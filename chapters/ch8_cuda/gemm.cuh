@@ -25,6 +25,19 @@ void gemm_batched_cuda(bool trans_a, bool trans_b, int M, int N, int K,
                        long long stride_b, float beta, float *C, int ldc,
                        long long stride_c, int batch);
 
+// A batch of outer x inner products whose matrices lie on a grid:
+// product (i, j) reads A + i * a_outer + j * a_inner (in floats), and the
+// same for B and C. Attention's heads inside the linear layer's rows are
+// such a grid (sequences outer, heads inner), where no single stride
+// reaches them all. One cuBLAS call (a strided batch when one stride
+// does reach them all).
+void gemm_grid_cuda(bool trans_a, bool trans_b, int M, int N, int K,
+                    float alpha, const float *A, int lda, long long a_outer,
+                    long long a_inner, const float *B, int ldb,
+                    long long b_outer, long long b_inner, float beta,
+                    float *C, int ldc, long long c_outer, long long c_inner,
+                    int outer, int inner);
+
 // bf16 mixed precision (off: fp32, the default). On, both functions
 // above round A and B to bf16 (into scratch buffers of gemm.cu's) and
 // multiply them on the tensor cores, with the sums and C in fp32: the

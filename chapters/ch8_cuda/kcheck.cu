@@ -55,20 +55,16 @@ static float *to_device(const float *h, size_t n) {
     return d;
 }
 
-// Compares the device tensor got with the host tensor want and appends
-// the result.
-static void compare(KReport *rep, const char *name, const char *sizes,
-                    const float *got_dev, const float *want, size_t n,
-                    double tol) {
-    float *got = (float *)xmalloc((n ? n : 1) * sizeof *got);
-    cuda_download(got, got_dev, n);
+// Compares got with want, both on the host, and appends the result.
+static void compare_host(KReport *rep, const char *name, const char *sizes,
+                         const float *got, const float *want, size_t n,
+                         double tol) {
     double diff = 0, scale = 0;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)got[i] - want[i]);
         if (diff == diff && !(d <= diff)) diff = d;   // a NaN sticks
         if (fabs(want[i]) > scale) scale = fabs(want[i]);
     }
-    free(got);
     if (rep->n >= KCHECK_MAX) return;
     KResult *r = &rep->r[rep->n++];
     snprintf(r->name, sizeof r->name, "%s", name);
@@ -76,6 +72,17 @@ static void compare(KReport *rep, const char *name, const char *sizes,
     r->err = diff / (scale > 0 ? scale : 1.0);
     r->tol = tol;
     r->ok = r->err <= tol;   // false for NaN
+}
+
+// Compares the device tensor got with the host tensor want and appends
+// the result.
+static void compare(KReport *rep, const char *name, const char *sizes,
+                    const float *got_dev, const float *want, size_t n,
+                    double tol) {
+    float *got = (float *)xmalloc((n ? n : 1) * sizeof *got);
+    cuda_download(got, got_dev, n);
+    compare_host(rep, name, sizes, got, want, n, tol);
+    free(got);
 }
 
 static const double FP32_TOL = 1e-5;
@@ -996,7 +1003,8 @@ static void check_attention(KReport *rep, const int sz[4], uint64_t seed) {
 }
 
 // sz: B, T, HS, mode (0 fp32, 1 bf16, 3 bf16 with qkv cast whole first;
-// + 4: the backward pass sets dqkv instead of adding).
+// + 4: the backward pass sets dqkv instead of adding; + 8: causal blocks
+// of ROWS_BLOCK rows).
 // Causal self-attention of NH = 3 heads read where the linear layer puts
 // them, inside a (B, T, 3C) qkv, and written into a (B, T, C) y, as
 // mha.cu's (T, T) path calls it, against chapter 2's split, attention
@@ -1007,16 +1015,43 @@ static void check_attention(KReport *rep, const int sz[4], uint64_t seed) {
 // (as the whole step): STEP_BF16_TOL. A copy used at the wrong offset
 // (k's bf16 values for q, say) or after its source changed gives errors
 // of order 1.
+// With blocks, the part of att and datt past them must be neither
+// written nor read: att starts as NaN, and datt as 1e30 (a NaN written
+// over a NaN would not show), so that a read ends in y or dqkv as a NaN
+// or a huge error, and a write changes the value.
 static const double STEP_BF16_TOL = 2e-2;
+enum { ROWS_BLOCK = 8 };
+
+static const float DATT_POISON = 1e30f;
+
+// The floats of the (B * NH * T, T) weights in att past the causal blocks
+// of `block` rows that are no longer `poison` (something wrote there),
+// after setting every one of them to want's value, so that a comparison
+// looks at the blocks alone.
+static int past_blocks(float *att, const float *want, size_t rows, int T,
+                       int block, float poison) {
+    int written = 0;
+    for (size_t r = 0; r < rows; r++) {
+        int t = (int)(r % T), end = (t / block + 1) * block;
+        for (int j = end; j < T; j++) {
+            float x = att[r * T + j];
+            written += isnan(poison) ? !isnan(x) : !(x == poison);
+            att[r * T + j] = want[r * T + j];
+        }
+    }
+    return written;
+}
 static void check_attention_rows(KReport *rep, const int sz[4],
                                  uint64_t seed) {
     const int NH = 3;
     int B = sz[0], T = sz[1], HS = sz[2], C = NH * HS;
     bool bf16 = (sz[3] & 1) != 0, whole = (sz[3] & 2) != 0;
     bool set = (sz[3] & 4) != 0;
+    int block = (sz[3] & 8) ? ROWS_BLOCK : 0;
     char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d T=%d HS=%d%s%s%s", B, T, HS,
-             bf16 ? " bf16" : "", whole ? " whole" : "", set ? " set" : "");
+    snprintf(sizes, sizeof sizes, "B=%d T=%d HS=%d%s%s%s%s", B, T, HS,
+             bf16 ? " bf16" : "", whole ? " whole" : "", set ? " set" : "",
+             block ? " blocks" : "");
     Rng rng;
     rng_seed(&rng, seed);
     size_t btc = (size_t)B * T * C, na = (size_t)B * NH * T * T;
@@ -1050,7 +1085,11 @@ static void check_attention_rows(KReport *rep, const int sz[4],
     float *d_dqkv = to_device_guarded(dqkv, 3 * btc);
     for (size_t i = 0; i < 3 * btc; i++)
         dqkv[i] = set ? dmerged[i] : dqkv[i] + dmerged[i];
-    float *d_att = cuda_alloc_floats(na), *d_datt = cuda_alloc_floats(na);
+    float *nan = (float *)xmalloc(na * sizeof *nan);
+    for (size_t i = 0; i < na; i++) nan[i] = DATT_POISON;
+    float *d_datt = to_device(nan, na);
+    for (size_t i = 0; i < na; i++) nan[i] = NAN;
+    float *d_att = to_device(nan, na);
 
     bool was = gemm_bf16();
     gemm_set_bf16(bf16);
@@ -1059,25 +1098,34 @@ static void check_attention_rows(KReport *rep, const int sz[4],
     if (whole) gemm_bf16_prepare(d_qkv, 3 * btc);
     attention_forward_strided_cuda(d_y, ly, d_att, NULL, d_qkv, lqkv,
                                    d_qkv + C, d_qkv + 2 * C, lqkv, NULL,
-                                   true, B, NH, T, T, HS);
+                                   true, block, B, NH, T, T, HS);
     if (whole) gemm_bf16_prepare(d_qkv, 3 * btc);
     attention_backward_strided_cuda(d_dqkv, d_dqkv + C, d_dqkv + 2 * C,
                                     d_datt, d_dy, d_att, d_qkv, d_qkv + C,
-                                    d_qkv + 2 * C, lqkv, lqkv, ly, !set, B,
-                                    NH, T, T, HS);
+                                    d_qkv + 2 * C, lqkv, lqkv, ly, !set,
+                                    block, B, NH, T, T, HS);
     gemm_set_bf16(was);
     double tol = bf16 ? STEP_BF16_TOL : FP32_TOL;
     compare(rep, "attention strided: y", sizes, d_y, y, btc,
             tol);
-    compare(rep, "attention strided: att", sizes, d_att, att,
-            na, tol);
+    cuda_download(nan, d_att, na);   // nan: att as computed
+    int written = block ? past_blocks(nan, att, (size_t)B * NH * T, T,
+                                      block, NAN) : 0;
+    compare_host(rep, "attention strided: att", sizes, nan, att, na, tol);
     compare(rep, "attention strided: dqkv", sizes, d_dqkv,
             dqkv, 3 * btc, tol);
     report_value(rep, "attention strided: past the end", sizes,
                  guard_damage(d_y, btc) + guard_damage(d_dqkv, 3 * btc), 0);
+    if (block) {
+        cuda_download(nan, d_datt, na);
+        written += past_blocks(nan, datt, (size_t)B * NH * T, T, block,
+                               DATT_POISON);
+        report_value(rep, "attention strided: past the blocks", sizes,
+                     written, 0);
+    }
     float *dev[] = {d_qkv, d_dy, d_y, d_dqkv, d_att, d_datt};
     for (float *p : dev) cuda_free(p);
-    float *host[] = {qkv, dy, dqkv, yh, y, dyh, att, datt, dmerged,
+    float *host[] = {qkv, dy, dqkv, yh, y, dyh, att, datt, dmerged, nan,
                      h[0], h[1], h[2], dh[0], dh[1], dh[2]};
     for (float *p : host) free(p);
 }
@@ -1382,10 +1430,11 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.0f;
     cfg.bias = sz[2] != 0;
     bool flash = (sz[3] & 1) != 0, bf16 = (sz[3] & 2) != 0;
+    int block = (sz[3] & 4) ? ROWS_BLOCK : mha_causal_block();
     char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s%s", B, T,
+    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s%s%s", B, T,
              cfg.bias ? " bias" : "", flash ? " flash" : "",
-             bf16 ? " bf16" : "");
+             bf16 ? " bf16" : "", block < T ? " blocks" : "");
     // bf16 products: each rounds its operands to 8 bits of mantissa
     // (2^-9 relative), so the step is good to about 1e-2 only (the worst
     // gradient, relative to its tensor's largest, measured 3e-3 to 7.3e-3
@@ -1425,7 +1474,9 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     GptCuda d;
     GptCudaActs da;
     bool was = gemm_bf16();
+    int was_block = mha_causal_block();
     gemm_set_bf16(bf16);
+    mha_set_causal_block(block);
     if (gpt_cuda_create(&d, &m, &err) != 0
         || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0)
         die("check_gpt_step: %s", err.msg);
@@ -1451,6 +1502,7 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     }
     gpt_backward_cuda(&d, &da);
     gemm_set_bf16(was);
+    mha_set_causal_block(was_block);
     // every tensor's gradient; the worst one is the result
     float *g = (float *)xmalloc(m.num_params * sizeof *g);
     cuda_download(g, d.grads, m.num_params);
@@ -1495,7 +1547,10 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
 // the kept activations fewer: per layer ln_1's and ln_2's outputs, y,
 // the GELU's output, and on the (T, T) path qkv (3C a token) and the
 // weights; and ln_f's output. A copy not found again shows there, and
-// one found stale in the gradients.
+// one found stale in the gradients. On the (T, T) path a third run, with
+// the copies and causal blocks of 8 rows, must round exactly as many
+// floats, forward and backward, as the second: a block's product finds
+// its part of every operand in the whole operand's copy.
 static void check_gpt_bf16_kept(KReport *rep, const int sz[4],
                                 uint64_t seed) {
     int B = sz[0], T = sz[1];
@@ -1526,28 +1581,35 @@ static void check_gpt_bf16_kept(KReport *rep, const int sz[4],
     if (gpt_cuda_create(&d, &m, &err) != 0)
         die("check_gpt_bf16_kept: %s", err.msg);
     bool was = gemm_bf16();
-    float *g[2];
-    unsigned long long cast[2];
-    for (int kept = 0; kept < 2; kept++) {
+    int was_block = mha_causal_block();
+    float *g[3] = {NULL, NULL, NULL};
+    unsigned long long cast[3], cast_step[3];
+    for (int run = 0; run < (flash ? 2 : 3); run++) {
         GptCudaActs da;
+        int kept = run > 0;
+        mha_set_causal_block(run == 2 ? ROWS_BLOCK : was_block);
         gemm_set_bf16(kept == 1);   // on at allocation: room for copies
         if (gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0)
             die("check_gpt_bf16_kept: %s", err.msg);
         gemm_set_bf16(true);
         gpt_cuda_zero_grads(&d);
-        if ((kept && gpt_forward_cuda(&d, &da, other, tgt, B, T, false,
-                                      NULL, NULL, &err) != 0)
-            || gpt_forward_cuda(&d, &da, idx, tgt, B, T, false, NULL, NULL,
-                                &err) != 0)
+        if (kept && gpt_forward_cuda(&d, &da, other, tgt, B, T, false, NULL,
+                                     NULL, &err) != 0)
+            die("check_gpt_bf16_kept: %s", err.msg);
+        unsigned long long start = gemm_bf16_cast_floats();
+        if (gpt_forward_cuda(&d, &da, idx, tgt, B, T, false, NULL, NULL,
+                             &err) != 0)
             die("check_gpt_bf16_kept: %s", err.msg);
         unsigned long long before = gemm_bf16_cast_floats();
         gpt_backward_cuda(&d, &da);
-        cast[kept] = gemm_bf16_cast_floats() - before;
-        g[kept] = (float *)xmalloc(d.num_params * sizeof(float));
-        cuda_download(g[kept], d.grads, d.num_params);
+        cast[run] = gemm_bf16_cast_floats() - before;
+        cast_step[run] = gemm_bf16_cast_floats() - start;
+        g[run] = (float *)xmalloc(d.num_params * sizeof(float));
+        cuda_download(g[run], d.grads, d.num_params);
         gpt_cuda_acts_free(&da);
     }
     gemm_set_bf16(was);
+    mha_set_causal_block(was_block);
     size_t differ = 0;
     for (size_t i = 0; i < d.num_params; i++)
         differ += memcmp(&g[0][i], &g[1][i], sizeof(float)) != 0;
@@ -1558,15 +1620,19 @@ static void check_gpt_bf16_kept(KReport *rep, const int sz[4],
     double expect = (double)cfg.n_layer * per_layer + btc;
     report_value(rep, "bf16 copies kept: floats not saved", sizes,
                  expect - ((double)cast[0] - (double)cast[1]), 0);
-    free(g[0]), free(g[1]), free(idx), free(other), free(tgt);
+    if (!flash)
+        report_value(rep, "bf16 copies kept: more rounded in blocks", sizes,
+                     (double)cast_step[2] - (double)cast_step[1], 0);
+    free(g[0]), free(g[1]), free(g[2]), free(idx), free(other), free(tgt);
     gpt_cuda_free(&d);
     gpt_free(&m);
 }
 
 // ---- the table -------------------------------------------------------------
 
-#define ROWS_DIMS "B, T, HS, mode (1 bf16, 3 bf16 qkv whole, +4 set)"
-#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16)"
+#define ROWS_DIMS \
+    "B, T, HS, mode (1 bf16, 3 bf16 qkv whole, +4 set, +8 blocks of 8)"
+#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8)"
 #define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
 
 const KCheck KCHECKS[] = {
@@ -1622,6 +1688,10 @@ const KCheck KCHECKS[] = {
     {"attention", check_attention_rows, {2, 19, 8, 1}, ROWS_DIMS},
     {"attention", check_attention_rows, {2, 23, 16, 3}, ROWS_DIMS},
     {"attention", check_attention_rows, {2, 19, 8, 4}, ROWS_DIMS},
+    {"attention", check_attention_rows, {2, 19, 8, 8}, ROWS_DIMS},
+    {"attention", check_attention_rows, {3, 37, 5, 12}, ROWS_DIMS},
+    {"attention", check_attention_rows, {2, 23, 16, 11}, ROWS_DIMS},
+    {"attention", check_attention_rows, {2, 16, 8, 9}, ROWS_DIMS},
 
     // flash
     {"flash", check_flash, {2, 3, 37, 8}, "B, NH, T, HS"},
@@ -1651,6 +1721,8 @@ const KCheck KCHECKS[] = {
     {"gpt", check_gpt_step, {2, 19, 0, 0}, GPT_DIMS},
     {"gpt", check_gpt_step, {3, 33, 1, 1}, GPT_DIMS},
     {"gpt", check_gpt_step, {3, 33, 1, 2}, GPT_DIMS},
+    {"gpt", check_gpt_step, {2, 19, 0, 4}, GPT_DIMS},
+    {"gpt", check_gpt_step, {3, 33, 1, 6}, GPT_DIMS},
     {"gpt", check_gpt_bf16_kept, {2, 21, 0, 0}, "B, T, flash"},
     {"gpt", check_gpt_bf16_kept, {2, 37, 1, 0}, "B, T, flash"},
 };

@@ -17,6 +17,7 @@
 #include "generate.cuh"
 #include "gpt_train.cuh"
 #include "kcheck.cuh"
+#include "mha.cuh"
 #include "run.h"
 #include "runtime.cuh"
 
@@ -38,6 +39,7 @@ static int self_check(bool emulated) {
 
 typedef struct {
     bool check, emulate, tf32, bf16, flash;
+    int causal_block;
     GptTrainCuda gt;
     bool attached;
 } Gpu;
@@ -45,6 +47,8 @@ typedef struct {
 static int before(void *ctx) {
     Gpu *g = ctx;
     char why[160];
+    FlagRange range = {"causal-block", g->causal_block, 0, 65536};
+    flags_check_ranges(&range, 1);
     if (g->tf32 && g->bf16) {
         fprintf(stderr, "ch8: error: --tf32 and --bf16 both set the matrix "
                 "products' precision: give one\n");
@@ -65,6 +69,7 @@ static int before(void *ctx) {
     }
     cuda_set_tf32(g->tf32);
     gemm_set_bf16(g->bf16);
+    mha_set_causal_block(g->causal_block);
     return -1;   // train
 }
 
@@ -97,16 +102,24 @@ static void describe(void *ctx, char *buf, size_t size) {
     Gpu *g = ctx;
     char dev[160];
     cuda_device_describe(dev, sizeof dev);
+    char att[64];
+    if (g->flash)
+        snprintf(att, sizeof att, "fused (flash.cu)");
+    else if (g->causal_block > 0)
+        snprintf(att, sizeof att, "with (T, T) weights, causal blocks of %d",
+                 g->causal_block);
+    else
+        snprintf(att, sizeof att, "with (T, T) weights, whole");
     snprintf(buf, size, "GPU: %s; fp32%s; attention %s; %.0f MiB of GPU "
              "memory in use", dev, g->tf32 ? " (TF32 products)"
-             : g->bf16 ? " (bf16 products)" : "",
-             g->flash ? "fused (flash.cu)" : "with (T, T) weights",
+             : g->bf16 ? " (bf16 products)" : "", att,
              cuda_memory_used() / 1048576.0);
 }
 
 int main(int argc, char **argv) {
     Gpu gpu;
     memset(&gpu, 0, sizeof gpu);
+    gpu.causal_block = mha_causal_block();
     const Flag flags[] = {
         {"check", FLAG_BOOL, &gpu.check,
          "check every kernel against its CPU function on the GPU, and stop"},
@@ -123,6 +136,10 @@ int main(int argc, char **argv) {
          "fused attention (flash.cu): the T x T weights are never "
          "stored, far less memory but slower today, as chapter 8 "
          "explains"},
+        {"causal-block", FLAG_INT, &gpu.causal_block,
+         "query rows per block of the (T, T) attention's products: the "
+         "part of the T x T square past the blocks is never computed "
+         "(0: the whole square)"},
     };
     const TrainBackend be = {
         .program = "ch8",

@@ -38,6 +38,7 @@ typedef struct {
     // bf16 mode, (T, T) path: the bf16 copies of qkv, att and y, kept for
     // the backward pass (gemm_bf16_pin), or NULL
     uint16_t *qkv16, *att16, *y16;
+    int block;         // the forward pass's causal blocks (attention.cuh)
 } MhaCacheCuda;
 
 // MhaScratch's views on the device (datt for the (T, T) path only; dyh,
@@ -45,6 +46,11 @@ typedef struct {
 typedef struct {
     float *dy, *dyh, *dq, *dk, *dv, *datt, *dqkv;
 } MhaScratchCuda;
+
+// Rows per causal block of the (T, T) path's products (attention.cuh):
+// 128 unless set; 0 computes the whole T x T square.
+void mha_set_causal_block(int rows);
+int mha_causal_block(void);
 
 // As mha_forward and mha_backward (chapter 2), device pointers. The fused
 // path takes no key_mask (a GPT has none): pass NULL.

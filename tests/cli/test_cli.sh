@@ -520,6 +520,7 @@ if [ -x "$BIN/ch8" ]; then
     expect 2 "--batch must be in [" ch8 --batch 0
     expect 0 "every kernel agrees with the CPU" ch8 --emulate
     expect 2 "--tf32 and --bf16 both set" ch8 --tf32 --bf16
+    expect 2 "--causal-block must be in [0, 65536]" ch8 --causal-block -1
     if ! nvidia-smi -L >/dev/null 2>&1; then
         expect 0 "no GPU here" ch8 --steps 3
         grep -qF "every kernel agrees with the CPU" "$TMP/out" \

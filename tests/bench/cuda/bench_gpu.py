@@ -10,7 +10,8 @@ layers, 12 heads, 768 wide, block 1024, batch 8), it runs a fixed number
 of steps of
 
   - ./ch8 (fp32; attention with (T, T) weights), ./ch8 --flash (the
-    fused attention), ./ch8 --tf32, ./ch8 --bf16
+    fused attention), ./ch8 --tf32, ./ch8 --bf16, and ./ch8 --bf16
+    --causal-block 0 (the whole T x T square: what the blocks save)
   - tests/reference/train_torch.py --device cuda, eager and torch.compile
     (fp32, with --tf32, and with --bf16: autocast)
 
@@ -153,6 +154,9 @@ def main():
                  ("ch8 --tf32", ["./ch8", "--tf32"] + f
                   + ["--sample-chars", "0"]),
                  ("ch8 --bf16", ["./ch8", "--bf16"] + f
+                  + ["--sample-chars", "0"]),
+                 ("ch8 --bf16 --causal-block 0",
+                  ["./ch8", "--bf16", "--causal-block", "0"] + f
                   + ["--sample-chars", "0"]),
                  ("torch eager", torch + f),
                  ("torch eager tf32", torch + ["--tf32"] + f),
