@@ -9,8 +9,11 @@
 // CPU's sequential one, so they are not the CPU's masks (the step check
 // compares without dropout; dropout.cu is checked on its own), a model
 // without dropout keeps no masks at all (mask NULL), and the backward
-// pass sets the scratch gradients dres and dy where the CPU clears them
-// and adds (sublayer_add_backward_set_cuda): a pass each way fewer.
+// pass sets its gradients where the CPU clears them and adds: the
+// scratch dres and dy (sublayer_add_backward_set_cuda), dsub (the
+// sub-layers' set forms), and dinp, whence block_backward_set_cuda (the
+// weights' gradients still add up). A pass over memory each way fewer
+// for each.
 #include "cuda_rt.h"
 
 extern "C" {
@@ -56,11 +59,11 @@ void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
 //< block-forward-cuda
 
 //> block-backward-cuda
-void block_backward_cuda(float *dinp, const BlockWeights *g,
-                         BlockScratchCuda *scratch, const float *dout,
-                         const BlockCacheCuda *cache, const float *inp,
-                         const BlockWeights *w, int B, int T, int C, int NH,
-                         int F) {
+void block_backward_set_cuda(float *dinp, const BlockWeights *g,
+                             BlockScratchCuda *scratch, const float *dout,
+                             const BlockCacheCuda *cache, const float *inp,
+                             const BlockWeights *w, int B, int T, int C,
+                             int NH, int F) {
     BlockScratchCuda *s = scratch;
     const BlockCacheCuda *c = cache;
     size_t n = (size_t)B * T * C;
@@ -70,22 +73,20 @@ void block_backward_cuda(float *dinp, const BlockWeights *g,
     // terms)
     sublayer_add_backward_set_cuda(s->dres, false, s->dy, dout,
                                    dropped ? c->ff.mask : NULL, n);
-    cuda_zero(s->dsub, n);
-    ffn_backward_cuda(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
-                      g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->ff.norm,
-                      w->mlp_c_fc_w, w->mlp_c_proj_w, GELU_EXACT, B, T, C,
-                      F);
+    ffn_backward_set_cuda(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b,
+                          g->mlp_c_proj_w, g->mlp_c_proj_b, &s->mlp, s->dy,
+                          &c->mlp, c->ff.norm, w->mlp_c_fc_w,
+                          w->mlp_c_proj_w, GELU_EXACT, B, T, C, F);
     layernorm_backward_cuda(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
                             w->ln_2_w, c->ff.mean, c->ff.rstd, B, T, C);
     // res1 = inp + dropout(attn(ln_1(inp))): the same again, into dinp
-    // (added to, as the CPU's rule for dinp; dy set)
-    sublayer_add_backward_set_cuda(dinp, true, s->dy, s->dres,
+    // (set by the skip, then added to)
+    sublayer_add_backward_set_cuda(dinp, false, s->dy, s->dres,
                                    dropped ? c->sa.mask : NULL, n);
-    cuda_zero(s->dsub, n);
-    mha_backward_cuda(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
-                      g->attn_c_proj_w, g->attn_c_proj_b, &s->attn, s->dy,
-                      &c->attn, c->sa.norm, w->attn_c_attn_w,
-                      w->attn_c_proj_w, B, T, C, NH);
+    mha_backward_set_cuda(s->dsub, g->attn_c_attn_w, g->attn_c_attn_b,
+                          g->attn_c_proj_w, g->attn_c_proj_b, &s->attn,
+                          s->dy, &c->attn, c->sa.norm, w->attn_c_attn_w,
+                          w->attn_c_proj_w, B, T, C, NH);
     layernorm_backward_cuda(dinp, g->ln_1_w, g->ln_1_b, s->dsub, inp,
                             w->ln_1_w, c->sa.mean, c->sa.rstd, B, T, C);
 }

@@ -41,11 +41,14 @@ void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
                         const BlockWeights *w, float dropout_p,
                         uint64_t seed, uint64_t offset, int B, int T, int C,
                         int NH, int F);
-void block_backward_cuda(float *dinp, const BlockWeights *g,
-                         BlockScratchCuda *scratch, const float *dout,
-                         const BlockCacheCuda *cache, const float *inp,
-                         const BlockWeights *w, int B, int T, int C, int NH,
-                         int F);
+// block_backward_set_cuda sets dinp to its gradient instead of adding
+// to it (no clearing first); the weights' gradients in g are added to,
+// as on the CPU.
+void block_backward_set_cuda(float *dinp, const BlockWeights *g,
+                             BlockScratchCuda *scratch, const float *dout,
+                             const BlockCacheCuda *cache, const float *inp,
+                             const BlockWeights *w, int B, int T, int C,
+                             int NH, int F);
 
 #ifdef __cplusplus
 }

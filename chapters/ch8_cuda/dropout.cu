@@ -24,11 +24,15 @@ __global__ void dropout_forward_kernel(float *out, float *mask,
     out[i] = inp[i] * m;
 }
 
-// dinp += dout * mask: the same factor as the forward pass, or nothing.
-__global__ void dropout_backward_kernel(float *dinp, const float *dout,
+// dinp += dout * mask: the same factor as the forward pass, or nothing
+// (or dinp = dout * mask, when not accumulate; dinp may be dout then).
+__global__ void dropout_backward_kernel(float *dinp, bool accumulate,
+                                        const float *dout,
                                         const float *mask, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dinp[i] += dout[i] * mask[i];
+    if (i >= n) return;
+    float g = dout[i] * mask[i];
+    dinp[i] = accumulate ? dinp[i] + g : g;
 }
 //< dropout-cuda
 
@@ -61,5 +65,12 @@ void dropout_backward_cuda(float *dinp, const float *dout, const float *mask,
                            size_t n) {
     if (n == 0) return;
     LAUNCH(dropout_backward_kernel, ceil_div(n, DROPOUT_THREADS),
-           DROPOUT_THREADS, 0, dinp, dout, mask, n);
+           DROPOUT_THREADS, 0, dinp, true, dout, mask, n);
+}
+
+void dropout_backward_set_cuda(float *dinp, const float *dout,
+                               const float *mask, size_t n) {
+    if (n == 0) return;
+    LAUNCH(dropout_backward_kernel, ceil_div(n, DROPOUT_THREADS),
+           DROPOUT_THREADS, 0, dinp, false, dout, mask, n);
 }

@@ -70,6 +70,11 @@ void dropout_backward_cuda(float *dinp,        // (n,)
                            const float *mask,  // (n,)
                            size_t n);
 
+// dinp = dout * mask (set, not added to; dinp may be dout): the model's
+// embedding dropout, whose gradient nothing else adds to.
+void dropout_backward_set_cuda(float *dinp, const float *dout,
+                               const float *mask, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -763,6 +763,30 @@ cublasStatus_t cublasSgemmStridedBatched(
     return CUBLAS_STATUS_SUCCESS;
 }
 
+// The pointer batches: cuBLAS reads the tables on the device and cannot
+// check where their pointers point, and its fast kernels (TF32, bf16)
+// assume every matrix 16-byte aligned: a GPU then fails with a
+// misaligned address, some time later. The emulation insists on it for
+// every product, in every mode, and on the tables' own alignment, and
+// says which pointer broke it.
+static bool batch_aligned(const char *call, const void *const *arrays[3],
+                          int batch) {
+    for (int a = 0; a < 3; a++) {
+        if ((uintptr_t)arrays[a] % 16 != 0) {
+            fprintf(stderr, "emu: %s: the table of %c pointers is not "
+                    "16-byte aligned\n", call, "ABC"[a]);
+            return false;
+        }
+        for (int i = 0; i < batch; i++)
+            if ((uintptr_t)arrays[a][i] % 16 != 0) {
+                fprintf(stderr, "emu: %s: %c of product %d is not 16-byte "
+                        "aligned\n", call, "ABC"[a], i);
+                return false;
+            }
+    }
+    return true;
+}
+
 cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
                                   cublasOperation_t tb, int m, int n, int k,
                                   const float *alpha,
@@ -770,7 +794,11 @@ cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
                                   const float *const Barray[], int ldb,
                                   const float *beta, float *const Carray[],
                                   int ldc, int batch) {
-    if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    const void *const *arrays[3] = {(const void *const *)Aarray,
+                                    (const void *const *)Barray,
+                                    (const void *const *)Carray};
+    if (batch < 0 || !batch_aligned("cublasSgemmBatched", arrays, batch))
+        return CUBLAS_STATUS_INVALID_VALUE;
     for (int i = 0; i < batch; i++) {
         cublasStatus_t s = cublasSgemm(h, ta, tb, m, n, k, alpha, Aarray[i],
                                        lda, Barray[i], ldb, beta, Carray[i],
@@ -868,7 +896,10 @@ cublasStatus_t cublasGemmBatchedEx(
     cudaDataType Btype, int ldb, const void *beta, void *const Carray[],
     cudaDataType Ctype, int ldc, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo) {
-    if (batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    const void *const *arrays[3] = {Aarray, Barray,
+                                    (const void *const *)Carray};
+    if (batch < 0 || !batch_aligned("cublasGemmBatchedEx", arrays, batch))
+        return CUBLAS_STATUS_INVALID_VALUE;
     for (int i = 0; i < batch; i++) {
         cublasStatus_t s = cublasGemmEx(h, ta, tb, m, n, k, alpha, Aarray[i],
                                         Atype, lda, Barray[i], Btype, ldb,

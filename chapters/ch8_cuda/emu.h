@@ -32,7 +32,9 @@
 //                  forms, through the CPU's gemm() (OpenBLAS, or the
 //                  naive loop); and cublasGemmEx and the same two forms
 //                  for bf16 operands (fp32 results and sums), each
-//                  operand widened to fp32 first, which is exact
+//                  operand widened to fp32 first, which is exact; a
+//                  pointer batch whose matrices are not all 16-byte
+//                  aligned is refused, as the GPU's fast kernels need
 //   bf16           __nv_bfloat16 as a storage type: the two conversions
 //                  of cuda_bf16.h, rounding to the nearest even as the GPU
 //

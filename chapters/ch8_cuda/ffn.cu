@@ -1,9 +1,11 @@
 // ffn.cu - chapter 3's feed-forward network on the GPU: ffn.c's three
 // calls, each now a GPU call. The CPU's FfnCache records the activation;
 // here the caller passes it to the backward pass again. Two differences:
-// the backward pass sets da and dh instead of clearing them and adding
-// (each is that one term: linear_backward_set_cuda, and the GELU's
-// gelu_backward_set_cuda), and in bf16 mode both GELU kernels write the
+// the backward pass sets its gradients instead of clearing them and
+// adding (each is that one term): da and dh inside (linear_backward_set_
+// cuda, and the GELU's gelu_backward_set_cuda), and dinp, whence its name
+// ffn_backward_set_cuda (the weights' gradients still add up); and in
+// bf16 mode both GELU kernels write the
 // bf16 copy of their output that the next product reads (gemm.cuh), so
 // that no rounding pass of its own reads the (N, F) array again.
 #include "cuda_rt.h"
@@ -30,12 +32,12 @@ void ffn_forward_cuda(float *out, FfnCacheCuda *cache, const float *inp,
     linear_forward_cuda(out, cache->a, c_proj_w, c_proj_b, N, F, C);
 }
 
-void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
-                       float *dc_proj_w, float *dc_proj_b,
-                       FfnScratchCuda *scratch, const float *dout,
-                       const FfnCacheCuda *cache, const float *inp,
-                       const float *c_fc_w, const float *c_proj_w,
-                       Activation act, int B, int T, int C, int F) {
+void ffn_backward_set_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
+                           float *dc_proj_w, float *dc_proj_b,
+                           FfnScratchCuda *scratch, const float *dout,
+                           const FfnCacheCuda *cache, const float *inp,
+                           const float *c_fc_w, const float *c_proj_w,
+                           Activation act, int B, int T, int C, int F) {
     FfnScratchCuda *s = scratch;
     int N = B * T;
     size_t nf = (size_t)N * F;
@@ -46,7 +48,8 @@ void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
     uint16_t *dh16 = gemm_bf16_copy_begin(s->dh, nf, NULL);
     gelu_backward_set_cuda(s->dh, dh16, s->da, cache->h, act, nf);
     gemm_bf16_copy_end(before, s->dh, nf);
-    linear_backward_cuda(dinp, dc_fc_w, dc_fc_b, s->dh, inp, c_fc_w, N, C,
-                         F);          // h = inp @ c_fc_w^T + c_fc_b
+    // h = inp @ c_fc_w^T + c_fc_b (dinp set)
+    linear_backward_set_cuda(dinp, dc_fc_w, dc_fc_b, s->dh, inp, c_fc_w, N,
+                             C, F);
 }
 //< ffn-cuda

@@ -27,12 +27,15 @@ void ffn_forward_cuda(float *out, FfnCacheCuda *cache, const float *inp,
                       const float *c_fc_w, const float *c_fc_b,
                       const float *c_proj_w, const float *c_proj_b,
                       Activation act, int B, int T, int C, int F);
-void ffn_backward_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
-                       float *dc_proj_w, float *dc_proj_b,
-                       FfnScratchCuda *scratch, const float *dout,
-                       const FfnCacheCuda *cache, const float *inp,
-                       const float *c_fc_w, const float *c_proj_w,
-                       Activation act, int B, int T, int C, int F);
+// ffn_backward's gradients, except that dinp is set to its gradient,
+// not added to (it needs no clearing first; the weights' gradients are
+// added to, as on the CPU).
+void ffn_backward_set_cuda(float *dinp, float *dc_fc_w, float *dc_fc_b,
+                           float *dc_proj_w, float *dc_proj_b,
+                           FfnScratchCuda *scratch, const float *dout,
+                           const FfnCacheCuda *cache, const float *inp,
+                           const float *c_fc_w, const float *c_proj_w,
+                           Activation act, int B, int T, int C, int F);
 
 #ifdef __cplusplus
 }

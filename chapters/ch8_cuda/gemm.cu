@@ -347,6 +347,9 @@ void gemm_batched_cuda(bool trans_a, bool trans_b, int M, int N, int K,
 // matrix starts, in device memory. A kernel writes the table (a thread
 // per product: where its A, B and C start), and one call then runs every
 // product: one small launch more, instead of one call per head.
+// cuBLAS cannot see where the table's pointers point, and its fast
+// kernels assume each is 16-byte aligned; where one would not be (heads
+// of an odd width), one strided call per head does instead.
 #define TABLE_THREADS 128
 
 // Where A, B and C start (bytes) and their steps (bytes) along the
@@ -356,15 +359,15 @@ struct GridOperands {
     long long outer[3], inner[3];
 };
 
-// table[a * count + p], for operand a (0 A, 1 B, 2 C) of product p =
+// table[a * pitch + p], for operand a (0 A, 1 B, 2 C) of product p =
 // i * inner + j: base[a] + i * outer[a] + j * inner[a].
 __global__ void grid_table_kernel(const void **table, GridOperands g,
-                                  int inner, int count) {
+                                  int inner, int count, int pitch) {
     int p = blockIdx.x * TABLE_THREADS + threadIdx.x;
     if (p >= count) return;
     long long i = p / inner, j = p % inner;
     for (int a = 0; a < 3; a++)
-        table[(size_t)a * count + p] = g.base[a] + i * g.outer[a]
+        table[(size_t)a * pitch + p] = g.base[a] + i * g.outer[a]
                                        + j * g.inner[a];
 }
 //< gemm-grid
@@ -372,27 +375,38 @@ __global__ void grid_table_kernel(const void **table, GridOperands g,
 static const void **table;   // the device's table, grown on demand
 static size_t table_size;    // pointers it has room for
 
+// The pointers of each operand's part of the table: a multiple of 2, so
+// that the three parts start 16-byte aligned, as cuBLAS requires.
+static int table_pitch(int count) { return (count + 1) / 2 * 2; }
+
+// Whether every matrix of an operand at p, steps outer and inner bytes
+// apart, starts 16-byte aligned.
+static bool grid_aligned(const void *p, long long outer, long long inner) {
+    return ((uintptr_t)p | (uintptr_t)outer | (uintptr_t)inner) % 16 == 0;
+}
+
 // The table for a grid of outer x inner products of elements of `bytes`
-// (A and B: bytes_ab, C: 4), in device memory; the copies of the slots
-// stay good (it writes nowhere else).
+// (A and B: bytes_ab, C: 4), in device memory, each operand's part
+// table_pitch(outer * inner) pointers after the last; the copies of the
+// slots stay good (it writes nowhere else).
 static const void **grid_table(const void *A, long long a_outer,
                                long long a_inner, const void *B,
                                long long b_outer, long long b_inner,
                                float *C, long long c_outer,
                                long long c_inner, int bytes_ab, int outer,
                                int inner) {
-    int count = outer * inner;
-    if ((size_t)3 * count > table_size) {
+    int count = outer * inner, pitch = table_pitch(count);
+    if ((size_t)3 * pitch > table_size) {
         cuda_free((void *)table);
-        CUDA_CHECK(cudaMalloc((void **)&table, 3 * count * sizeof *table));
-        table_size = (size_t)3 * count;
+        CUDA_CHECK(cudaMalloc((void **)&table, 3 * pitch * sizeof *table));
+        table_size = (size_t)3 * pitch;
     }
     GridOperands g = {{(const char *)A, (const char *)B, (const char *)C},
                       {a_outer * bytes_ab, b_outer * bytes_ab, c_outer * 4},
                       {a_inner * bytes_ab, b_inner * bytes_ab, c_inner * 4}};
     unsigned long now = cuda_writes();
     LAUNCH(grid_table_kernel, ceil_div((size_t)count, TABLE_THREADS),
-           TABLE_THREADS, 0, table, g, inner, count);
+           TABLE_THREADS, 0, table, g, inner, count, pitch);
     slots_outlive(now);
     return table;
 }
@@ -412,32 +426,46 @@ void gemm_grid_cuda(bool trans_a, bool trans_b, int M, int N, int K,
                           outer * inner);
         return;
     }
-    int count = outer * inner;
+    int count = outer * inner, pitch = table_pitch(count);
     cublasOperation_t opa = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t opb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-    if (use_bf16 && K > 0) {
+    bool bf = use_bf16 && K > 0;
+    // What the table points at: A and B themselves, or their bf16 copies
+    // (each rounded once, whole, which also serves the per-head calls).
+    const void *a = A, *b = B;
+    int bytes = 4;
+    if (bf) {
         int sa, sb;
-        size_t ea = extent(trans_a, M, K, lda, a_inner, inner)
-                    + (size_t)(outer - 1) * a_outer;
-        size_t eb = extent(trans_b, K, N, ldb, b_inner, inner)
-                    + (size_t)(outer - 1) * b_outer;
-        const bf16 *a = as_bf16(A, ea, -1, &sa);
-        const bf16 *b = as_bf16(B, eb, sa, &sb);
-        const void **t = grid_table(a, a_outer, a_inner, b, b_outer, b_inner,
-                                    C, c_outer, c_inner, 2, outer, inner);
+        a = as_bf16(A, extent(trans_a, M, K, lda, a_inner, inner)
+                           + (size_t)(outer - 1) * a_outer, -1, &sa);
+        b = as_bf16(B, extent(trans_b, K, N, ldb, b_inner, inner)
+                           + (size_t)(outer - 1) * b_outer, sa, &sb);
+        bytes = 2;
+    }
+    if (!grid_aligned(a, a_outer * bytes, a_inner * bytes)
+        || !grid_aligned(b, b_outer * bytes, b_inner * bytes)
+        || !grid_aligned(C, c_outer * 4, c_inner * 4)) {
+        // a strided call per inner index (a head), over the outer one
+        for (int j = 0; j < inner; j++)
+            gemm_batched_cuda(trans_a, trans_b, M, N, K, alpha,
+                              A + j * a_inner, lda, a_outer,
+                              B + j * b_inner, ldb, b_outer, beta,
+                              C + j * c_inner, ldc, c_outer, outer);
+        return;
+    }
+    const void **t = grid_table(a, a_outer, a_inner, b, b_outer, b_inner, C,
+                                c_outer, c_inner, bytes, outer, inner);
+    if (bf) {
         CUBLAS_CHECK(cublasGemmBatchedEx(
-            cuda_blas(), opb, opa, N, M, K, &alpha, t + count, CUDA_R_16BF,
-            ldb, t, CUDA_R_16BF, lda, &beta, (void *const *)(t + 2 * count),
+            cuda_blas(), opb, opa, N, M, K, &alpha, t + pitch, CUDA_R_16BF,
+            ldb, t, CUDA_R_16BF, lda, &beta, (void *const *)(t + 2 * pitch),
             CUDA_R_32F, ldc, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         forget_overlap(C, extent(false, M, N, ldc, c_inner, inner)
                               + (size_t)(outer - 1) * c_outer);
         return;
     }
-    const void **t = grid_table(A, a_outer, a_inner, B, b_outer, b_inner, C,
-                                c_outer, c_inner, 4, outer, inner);
     CUBLAS_CHECK(cublasSgemmBatched(
-        cuda_blas(), opb, opa, N, M, K, &alpha, (const float *const *)(t +
-                                                                 count),
-        ldb, (const float *const *)t, lda, &beta,
-        (float *const *)(t + 2 * count), ldc, count));
+        cuda_blas(), opb, opa, N, M, K, &alpha,
+        (const float *const *)(t + pitch), ldb, (const float *const *)t, lda,
+        &beta, (float *const *)(t + 2 * pitch), ldc, count));
 }

@@ -1,6 +1,9 @@
 // gpt_cuda.cu - chapter 5's GPT on the GPU (gpt_cuda.cuh). The forward
 // and backward passes below are gpt.c's, line for line; what differs is
-// where the numbers live, and dropout's generator (block.cu says how).
+// where the numbers live, dropout's generator (block.cu says how), and
+// that the backward pass sets its activations' gradients (the set forms
+// of linear, layernorm, block and dropout) where gpt.c clears each
+// buffer and adds into it: a pass over memory each way fewer apiece.
 #include "cuda_rt.h"
 
 #include <stdint.h>
@@ -315,30 +318,26 @@ void gpt_backward_cuda(GptCuda *m, GptCudaActs *a) {
                                1.0f / a->n_targets);
     // logits = lnf @ wte^T: the head's share of wte's gradient, and dlnf
     float *dlnf = a->dx2;
-    cuda_zero(dlnf, btc);
-    linear_backward_cuda(dlnf, m->g.wte, NULL, dlogits, a->lnf, m->w.wte,
-                         B * T, C, V);
+    linear_backward_set_cuda(dlnf, m->g.wte, NULL, dlogits, a->lnf,
+                             m->w.wte, B * T, C, V);
     // ln_f, then the blocks from the top down
     const float *top = L > 0 ? a->res + (size_t)(L - 1) * btc : a->x0;
     float *dx = a->dx;
-    cuda_zero(dx, btc);
-    layernorm_backward_cuda(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top,
-                            m->w.ln_f_w, a->lnf_mean, a->lnf_rstd, B, T, C);
+    layernorm_backward_set_cuda(dx, m->g.ln_f_w, m->g.ln_f_b, dlnf, top,
+                                m->w.ln_f_w, a->lnf_mean, a->lnf_rstd, B, T,
+                                C);
     float *dprev = a->dx2;
     for (int l = L - 1; l >= 0; l--) {
         const float *inp = l > 0 ? a->res + (size_t)(l - 1) * btc : a->x0;
-        cuda_zero(dprev, btc);
-        block_backward_cuda(dprev, &m->g.h[l], &a->scratch, dx, &a->blocks[l],
-                            inp, &m->w.h[l], B, T, C, NH, F);
+        block_backward_set_cuda(dprev, &m->g.h[l], &a->scratch, dx,
+                                &a->blocks[l], inp, &m->w.h[l], B, T, C, NH,
+                                F);
         float *t = dx;
         dx = dprev, dprev = t;
     }
     // the embedding dropout, then the embedding: the second share of wte
-    if (a->dropout_p > 0) {
-        cuda_zero(dprev, btc);
-        dropout_backward_cuda(dprev, dx, a->emb_mask, btc);
-        dx = dprev;
-    }
+    if (a->dropout_p > 0)   // in place
+        dropout_backward_set_cuda(dx, dx, a->emb_mask, btc);
     embedding_backward_cuda(m->g.wte, m->g.wpe, dx, a->idx, 1.0f, B, T, C,
                             V);
 }

@@ -281,15 +281,33 @@ static void check_layernorm(KReport *rep, const int sz[4], uint64_t seed) {
     compare(rep, bias ? "layernorm_backward_cuda: dbias"
                       : "layernorm_backward_cuda: dbias untouched",
             sizes, d_db, bias ? db : db0, (size_t)C, bias ? FP32_TOL : 0.0);
+    // The set form: dinp = its gradient alone (the CPU's into zeros),
+    // into a buffer of NaN, which must not show; dweight adds up again.
+    float *dx0 = (float *)xcalloc(n, sizeof *dx0);
+    float *dw0 = (float *)xcalloc((size_t)C, sizeof *dw0);
+    layernorm_backward(dx0, dw0, NULL, dy, x, w, mean, rstd, B, T, C);
+    float *nan = (float *)xmalloc(n * sizeof *nan);
+    for (size_t i = 0; i < n; i++) nan[i] = NAN;
+    float *d_dx_set = to_device_guarded(nan, n);
+    free(nan);
+    layernorm_backward_set_cuda(d_dx_set, d_dw, NULL, d_dy, d_x, d_w,
+                                d_mean, d_rstd, B, T, C);
+    // (With C = 2, x-hat is +-1 whatever the input, and the gradient
+    // alone is rounding noise, relative to itself: no test there.)
+    if (C > 2)
+        compare(rep, "layernorm_backward_set_cuda: dinp", sizes, d_dx_set,
+                dx0, n, FP32_TOL);
+    free(dw0);
     int damage = guard_damage(d_y, n) + guard_damage(d_mean, N)
                  + guard_damage(d_rstd, N) + guard_damage(d_dx, n)
-                 + guard_damage(d_dw, (size_t)C) + guard_damage(d_db, (size_t)C);
+                 + guard_damage(d_dw, (size_t)C) + guard_damage(d_db, (size_t)C)
+                 + guard_damage(d_dx_set, n);
     report_value(rep, "layernorm_*_cuda: writes past the end", sizes,
                  damage, 0);
     float *dev[] = {d_x, d_w, d_b, d_dy, d_y, d_mean, d_rstd, d_dx, d_dw,
-                    d_db};
+                    d_db, d_dx_set};
     for (float *p : dev) cuda_free(p);
-    float *host[] = {x, w, b, dy, dx, dw, db, y, mean, rstd, db0};
+    float *host[] = {x, w, b, dy, dx, dw, db, y, mean, rstd, db0, dx0};
     for (float *p : host) free(p);
 }
 
@@ -427,9 +445,24 @@ static void check_dropout(KReport *rep, const int sz[4], uint64_t seed) {
     dropout_backward_cuda(d_dx, d_dy, d_mask, n);
     compare(rep, "dropout_backward_cuda: dinp", sizes, d_dx, dx, n,
             FP32_TOL);
+    // The set form, dinp = dout * mask (one multiply: exact), into a
+    // buffer of NaN and in place.
+    float *set = (float *)xmalloc((n ? n : 1) * sizeof *set);
+    for (size_t i = 0; i < n; i++) set[i] = NAN;
+    float *d_set = to_device_guarded(set, n);
+    for (size_t i = 0; i < n; i++) set[i] = dy[i] * mask[i];
+    dropout_backward_set_cuda(d_set, d_dy, d_mask, n);
+    compare(rep, "dropout_backward_set_cuda: dinp", sizes, d_set, set, n,
+            0.0);
+    dropout_backward_set_cuda(d_dy, d_dy, d_mask, n);
+    compare(rep, "dropout_backward_set_cuda: in place", sizes, d_dy, set, n,
+            0.0);
     report_value(rep, "dropout_*_cuda: writes past the end", sizes,
                  guard_damage(d_y, n) + guard_damage(d_mask, n)
-                     + guard_damage(d_xy, n) + guard_damage(d_dx, n), 0);
+                     + guard_damage(d_xy, n) + guard_damage(d_dx, n)
+                     + guard_damage(d_set, n), 0);
+    cuda_free(d_set);
+    free(set);
 
     if (p > 0.0f) {
         float *got = (float *)xmalloc(n * sizeof *got);
@@ -769,6 +802,75 @@ static void check_gemm_bf16(KReport *rep, const int sz[4], uint64_t seed) {
     gemm_set_bf16(was);
     compare(rep, batched ? "gemm_batched_cuda, bf16: C" : "gemm_cuda, bf16: C",
             sizes, d_C, C, nc * batch, 5e-5);
+    cuda_free(d_A), cuda_free(d_B), cuda_free(d_C);
+    free(A), free(B), free(C);
+}
+
+// sz: M, N, K, mode (bit 0: bf16, bit 1: rows of odd width). A grid of 3
+// sequences by 3 heads, each a (M, K) @ (K, N) product, the heads of A
+// and B side by side in the rows of one array (as attention's q and k in
+// qkv) and C's the same; alpha 1.25 and beta 0.5 over a random C; against
+// the CPU's gemm() per product (on operands rounded to bf16 in bf16
+// mode, within 5e-5 as check_gemm_bf16). With heads of a width that is a
+// multiple of 8 floats, every matrix starts 16-byte aligned and the grid
+// must be one pointer-batched call: one launch, the table's (counted on
+// a second call, the first having allocated the table); with odd
+// widths (bit 1) no launch of a table at all, but a strided call per
+// head, since cuBLAS's fast kernels assume aligned matrices (and the
+// emulated cuBLAS refuses any other).
+static void check_gemm_grid(KReport *rep, const int sz[4], uint64_t seed) {
+    int M = sz[0], N = sz[1], K = sz[2];
+    bool bf16 = (sz[3] & 1) != 0, odd = (sz[3] & 2) != 0;
+    const int outer = 3, inner = 3;   // 9: an odd count of pointers
+    // each head's columns: K (A) and N (B, C), rounded up to a multiple
+    // of 8 (aligned), or that plus 1 (odd)
+    int wa = (K + 7) / 8 * 8 + odd, wb = (N + 7) / 8 * 8 + odd;
+    int lda = inner * wa, ldb = inner * wb, ldc = inner * wb;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "M=%d N=%d K=%d %s%s", M, N, K,
+             bf16 ? "bf16" : "fp32", odd ? " odd" : "");
+    size_t na = (size_t)outer * M * lda, nb = (size_t)outer * K * ldb;
+    size_t nc = (size_t)outer * M * ldc;
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *A = host_randn(&rng, na, 1.0f), *B = host_randn(&rng, nb, 1.0f);
+    float *C = host_randn(&rng, nc, 1.0f);
+    float *d_A = to_device(A, na), *d_B = to_device(B, nb);
+    float *d_C = to_device(C, nc);
+    if (bf16) {
+        for (size_t i = 0; i < na; i++) A[i] = bf16_value(bf16_nearest(A[i]));
+        for (size_t i = 0; i < nb; i++) B[i] = bf16_value(bf16_nearest(B[i]));
+    }
+    for (int i = 0; i < outer; i++)
+        for (int j = 0; j < inner; j++)
+            gemm(false, false, M, N, K, 1.25f,
+                 A + (size_t)i * M * lda + j * wa, lda,
+                 B + (size_t)i * K * ldb + j * wb, ldb, 0.5f,
+                 C + (size_t)i * M * ldc + j * wb, ldc);
+    bool was = gemm_bf16();
+    gemm_set_bf16(bf16);
+    if (bf16) {   // the operands' copies first: the launches below are the
+                  // grid's own
+        gemm_bf16_prepare(d_A, na);
+        gemm_bf16_prepare(d_B, nb);
+    }
+    auto grid = [&] {
+        gemm_grid_cuda(false, false, M, N, K, 1.25f, d_A, lda,
+                       (long long)M * lda, wa, d_B, ldb, (long long)K * ldb,
+                       wb, 0.5f, d_C, ldc, (long long)M * ldc, wb, outer,
+                       inner);
+    };
+    grid();
+    compare(rep, "gemm_grid_cuda: C", sizes, d_C, C, nc,
+            bf16 ? 5e-5 : FP32_TOL);
+    // the launches of a second call (the first may allocate the table)
+    unsigned long before = cuda_writes();
+    grid();
+    unsigned long launches = cuda_writes() - before;
+    gemm_set_bf16(was);
+    report_value(rep, odd ? "gemm_grid_cuda: tables written (none)"
+                          : "gemm_grid_cuda: tables written (one)",
+                 sizes, fabs((double)launches - (odd ? 0 : 1)), 0);
     cuda_free(d_A), cuda_free(d_B), cuda_free(d_C);
     free(A), free(B), free(C);
 }
@@ -1634,6 +1736,7 @@ static void check_gpt_bf16_kept(KReport *rep, const int sz[4],
     "B, T, HS, mode (1 bf16, 3 bf16 qkv whole, +4 set, +8 blocks of 8)"
 #define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8)"
 #define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
+#define GRID_DIMS "M, N, K, mode (1 bf16, 2 odd widths)"
 
 const KCheck KCHECKS[] = {
     {"activation", check_gelu, {1000, 0, 0, 0}, "n, kind (0 exact, 1 tanh)"},
@@ -1670,6 +1773,10 @@ const KCheck KCHECKS[] = {
     {"gemm", check_gemm_bf16, {33, 70, 45, 1}, GEMM_DIMS},
     {"gemm", check_gemm_bf16, {19, 23, 97, 2}, GEMM_DIMS},
     {"gemm", check_gemm_bf16, {17, 13, 64, 6}, GEMM_DIMS},
+    {"gemm", check_gemm_grid, {19, 13, 21, 0}, GRID_DIMS},
+    {"gemm", check_gemm_grid, {19, 13, 21, 2}, GRID_DIMS},
+    {"gemm", check_gemm_grid, {7, 24, 37, 1}, GRID_DIMS},
+    {"gemm", check_gemm_grid, {7, 24, 37, 3}, GRID_DIMS},
     {"gemm", check_gemm_bf16_reuse, {37, 0, 0, 0}, "n"},
     {"gemm", check_gemm_bf16_views, {29, 0, 0, 0}, "n"},
 

@@ -82,7 +82,8 @@ __global__ void layernorm_forward_kernel(float *out, bf16 *out16,
 // dout and xhat = (x - mean) * rstd,
 //   dinp += rstd * (g - mean(g) - xhat * mean(g * xhat)),
 // the two means being the row's two warp sums.
-__global__ void layernorm_backward_kernel(float *dinp, const float *dout,
+__global__ void layernorm_backward_kernel(float *dinp, bool accumulate,
+                                          const float *dout,
                                           const float *inp,
                                           const float *weight,
                                           const float *mean,
@@ -102,7 +103,8 @@ __global__ void layernorm_backward_kernel(float *dinp, const float *dout,
     float *dx = dinp + (size_t)r * C;
     for (int i = lane; i < C; i += 32) {
         float xhat = (x[i] - m) * s;
-        dx[i] += s * (weight[i] * dy[i] - a - xhat * b);
+        float g = s * (weight[i] * dy[i] - a - xhat * b);
+        dx[i] = accumulate ? dx[i] + g : g;
     }
 }
 
@@ -166,14 +168,17 @@ void layernorm_forward_copy_cuda(float *out, uint16_t *out16, float *mean,
            bias, N, C);
 }
 
-void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,
-                             const float *dout, const float *inp,
-                             const float *weight, const float *mean,
-                             const float *rstd, int B, int T, int C) {
+// Both backward forms: dinp += (accumulate) or = its gradient.
+static void layernorm_backward_any(float *dinp, bool accumulate,
+                                   float *dweight, float *dbias,
+                                   const float *dout, const float *inp,
+                                   const float *weight, const float *mean,
+                                   const float *rstd, int B, int T, int C) {
     int N = B * T;
     if (N <= 0 || C <= 0) return;
     LAUNCH(layernorm_backward_kernel, ceil_div((size_t)N, LN_WARPS),
-           LN_WARPS * 32, 0, dinp, dout, inp, weight, mean, rstd, N, C);
+           LN_WARPS * 32, 0, dinp, accumulate, dout, inp, weight, mean,
+           rstd, N, C);
     // The chunks, the scratch and the final sums are linear.cu's, which
     // sums a bias's gradient down its columns the same way.
     ColumnChunks k = column_chunks(N);
@@ -185,4 +190,20 @@ void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,
            rstd, N, C, k.rows);
     column_sums_finish_cuda(dweight, part_w, k.chunks, C);
     if (dbias) column_sums_finish_cuda(dbias, part_b, k.chunks, C);
+}
+
+void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,
+                             const float *dout, const float *inp,
+                             const float *weight, const float *mean,
+                             const float *rstd, int B, int T, int C) {
+    layernorm_backward_any(dinp, true, dweight, dbias, dout, inp, weight,
+                           mean, rstd, B, T, C);
+}
+
+void layernorm_backward_set_cuda(float *dinp, float *dweight, float *dbias,
+                                 const float *dout, const float *inp,
+                                 const float *weight, const float *mean,
+                                 const float *rstd, int B, int T, int C) {
+    layernorm_backward_any(dinp, false, dweight, dbias, dout, inp, weight,
+                           mean, rstd, B, T, C);
 }

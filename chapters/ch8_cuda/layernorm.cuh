@@ -39,6 +39,14 @@ void layernorm_backward_cuda(float *dinp,          // (B, T, C)
                              const float *rstd,    // (B, T)
                              int B, int T, int C);
 
+// layernorm_backward_cuda, except that dinp is set to its gradient, not
+// added to (dweight and dbias still +=): for a dinp nothing else adds
+// into, which then needs no clearing first.
+void layernorm_backward_set_cuda(float *dinp, float *dweight, float *dbias,
+                                 const float *dout, const float *inp,
+                                 const float *weight, const float *mean,
+                                 const float *rstd, int B, int T, int C);
+
 #ifdef __cplusplus
 }
 #endif

@@ -150,12 +150,12 @@ void mha_forward_cuda(float *out, MhaCacheCuda *cache, const float *inp,
     linear_forward_cuda(out, c->y, c_proj_w, c_proj_b, B * T, C, C);
 }
 
-void mha_backward_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
-                       float *dc_proj_w, float *dc_proj_b,
-                       MhaScratchCuda *scratch, const float *dout,
-                       const MhaCacheCuda *cache, const float *inp,
-                       const float *c_attn_w, const float *c_proj_w, int B,
-                       int T, int C, int NH) {
+void mha_backward_set_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
+                           float *dc_proj_w, float *dc_proj_b,
+                           MhaScratchCuda *scratch, const float *dout,
+                           const MhaCacheCuda *cache, const float *inp,
+                           const float *c_attn_w, const float *c_proj_w,
+                           int B, int T, int C, int NH) {
     MhaScratchCuda *s = scratch;
     const MhaCacheCuda *c = cache;
     // out = y @ c_proj_w^T + c_proj_b (dy set, not added to: no clearing)
@@ -163,8 +163,8 @@ void mha_backward_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
                              c_proj_w, B * T, C, C);
     // y = the heads' attention over q, k, v, the thirds of qkv
     attend_backward_cuda(s->dqkv, s, s->dy, c, B, T, C, NH);
-    // qkv = inp @ c_attn_w^T + c_attn_b
-    linear_backward_cuda(dinp, dc_attn_w, dc_attn_b, s->dqkv, inp, c_attn_w,
-                         B * T, C, 3 * C);
+    // qkv = inp @ c_attn_w^T + c_attn_b (dinp set)
+    linear_backward_set_cuda(dinp, dc_attn_w, dc_attn_b, s->dqkv, inp,
+                             c_attn_w, B * T, C, 3 * C);
 }
 //< mha-cuda

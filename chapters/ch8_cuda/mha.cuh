@@ -59,12 +59,15 @@ void mha_forward_cuda(float *out, MhaCacheCuda *cache, const float *inp,
                       const float *c_proj_w, const float *c_proj_b,
                       const int *key_mask, bool causal, int B, int T, int C,
                       int NH);
-void mha_backward_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
-                       float *dc_proj_w, float *dc_proj_b,
-                       MhaScratchCuda *scratch, const float *dout,
-                       const MhaCacheCuda *cache, const float *inp,
-                       const float *c_attn_w, const float *c_proj_w, int B,
-                       int T, int C, int NH);
+// mha_backward_set_cuda sets dinp to its gradient instead of adding to
+// it (no clearing first); the weights' gradients are added to, as on the
+// CPU.
+void mha_backward_set_cuda(float *dinp, float *dc_attn_w, float *dc_attn_b,
+                           float *dc_proj_w, float *dc_proj_b,
+                           MhaScratchCuda *scratch, const float *dout,
+                           const MhaCacheCuda *cache, const float *inp,
+                           const float *c_attn_w, const float *c_proj_w,
+                           int B, int T, int C, int NH);
 
 #ifdef __cplusplus
 }
