@@ -388,7 +388,7 @@ static bool grid_aligned(const void *p, long long outer, long long inner) {
 // The table for a grid of outer x inner products of elements of `bytes`
 // (A and B: bytes_ab, C: 4), in device memory, each operand's part
 // table_pitch(outer * inner) pointers after the last; the copies of the
-// slots stay good (it writes nowhere else).
+// slots stay good (it frees and writes the table only).
 static const void **grid_table(const void *A, long long a_outer,
                                long long a_inner, const void *B,
                                long long b_outer, long long b_inner,
@@ -396,6 +396,7 @@ static const void **grid_table(const void *A, long long a_outer,
                                long long c_inner, int bytes_ab, int outer,
                                int inner) {
     int count = outer * inner, pitch = table_pitch(count);
+    unsigned long now = cuda_writes();
     if ((size_t)3 * pitch > table_size) {
         cuda_free((void *)table);
         CUDA_CHECK(cudaMalloc((void **)&table, 3 * pitch * sizeof *table));
@@ -404,7 +405,6 @@ static const void **grid_table(const void *A, long long a_outer,
     GridOperands g = {{(const char *)A, (const char *)B, (const char *)C},
                       {a_outer * bytes_ab, b_outer * bytes_ab, c_outer * 4},
                       {a_inner * bytes_ab, b_inner * bytes_ab, c_inner * 4}};
-    unsigned long now = cuda_writes();
     LAUNCH(grid_table_kernel, ceil_div((size_t)count, TABLE_THREADS),
            TABLE_THREADS, 0, table, g, inner, count, pitch);
     slots_outlive(now);

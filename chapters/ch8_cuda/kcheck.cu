@@ -814,7 +814,9 @@ static void check_gemm_bf16(KReport *rep, const int sz[4], uint64_t seed) {
 // mode, within 5e-5 as check_gemm_bf16). With heads of a width that is a
 // multiple of 8 floats, every matrix starts 16-byte aligned and the grid
 // must be one pointer-batched call: one launch, the table's (counted on
-// a second call, the first having allocated the table); with odd
+// a second call: the first may also grow the table, and must not lose
+// the operands' copies doing so, which the second would cast again);
+// with odd
 // widths (bit 1) no launch of a table at all, but a strided call per
 // head, since cuBLAS's fast kernels assume aligned matrices (and the
 // emulated cuBLAS refuses any other).
