@@ -43,6 +43,10 @@ typedef struct {
     KCheckFn run;
     int sz[4];            // the default sizes (odd on purpose)
     const char *dims;     // what sz means: "n kind"
+    // A variant of the whole model's step, which launches no kernel that
+    // a check of its own does not run: make check-tsan, whose subject is
+    // the kernels' barriers, skips it (make check runs every check).
+    bool model_variant;
 } KCheck;
 
 extern const KCheck KCHECKS[];
