@@ -187,6 +187,9 @@ std::mutex launch_mu;   // one launch at a time
 // The order of the next launches (under launch_mu); -1: not chosen yet.
 int schedule = -1;
 uint64_t schedule_seed = 0;
+// Whether fibers switch with swapcontext (under launch_mu); -1 until
+// CUDA_EMU_SWITCH has been read or emu_use_swapcontext called.
+int use_swapcontext = -1;
 
 void reset_block(Launch *L) {
     L->sync.reset((int)L->nthreads);
@@ -349,8 +352,8 @@ void run_threads(Launch *L) {
 //
 // A fiber is a stack and the registers saved when it last stopped. The
 // launching host thread is the scheduler: it switches to the fiber whose
-// turn it is (swapcontext), which runs until its next __syncthreads,
-// shuffle or return and switches back. Nothing runs at the same time, so
+// turn it is, which runs until its next __syncthreads, shuffle or return
+// and switches back. Nothing runs at the same time, so
 // nothing needs a lock; and since every fiber runs on the same host
 // thread, the thread_local threadIdx, cur and cur_tid are the scheduler's
 // to set before each switch.
@@ -364,8 +367,53 @@ const size_t FIBER_STACK = 1024 * 1024;   // AddressSanitizer's frames are bigge
 const size_t FIBER_STACK = 256 * 1024;
 #endif
 
+// The switch. glibc's swapcontext saves and restores the signal mask too,
+// a system call on every switch: that was nine tenths of the time of the
+// emulated tests. On x86-64 the emulator has a switch of its own, which
+// saves only what a function call must preserve. emu_switch(&from, to)
+// pushes rbp, rbx and r12 to r15 on the running stack, stores the stack
+// pointer in *from, loads `to` as the stack pointer, pops the same six
+// registers from there and returns, into whatever last switched away
+// from that stack. (The floating-point control words, which a call also
+// preserves, are left alone: no kernel changes them.) On any other
+// machine, and with CUDA_EMU_SWITCH=swapcontext, fibers use swapcontext.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define EMU_OWN_SWITCH 1
+//> fiber-switch
+extern "C" __attribute__((visibility("hidden"))) void emu_switch(void **from,
+                                                                 void *to);
+asm(R"(
+    .text
+    .p2align 4
+    .globl emu_switch
+    .hidden emu_switch
+    .type emu_switch, @function
+emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size emu_switch, .-emu_switch
+)");
+//< fiber-switch
+#else
+#define EMU_OWN_SWITCH 0
+#endif
+
 struct Fiber {
-    ucontext_t ctx;
+    ucontext_t ctx;               // with swapcontext
+    void *sp = nullptr;           // with emu_switch: its saved stack pointer
     char *stack;                  // its lowest address
     void *asan_fake = nullptr;    // AddressSanitizer's bookkeeping
 };
@@ -373,12 +421,25 @@ struct Fiber {
 // The scheduler's state (under launch_mu: one launch at a time).
 struct Fibers {
     std::vector<std::unique_ptr<Fiber>> pool;   // grown to the largest block
-    ucontext_t scheduler;
+    bool own_switch = false;        // emu_switch, rather than swapcontext
+    ucontext_t scheduler;           // with swapcontext
+    void *scheduler_sp = nullptr;   // with emu_switch
     SerialState why;                // why the running fiber stopped
     void *asan_fake = nullptr;      // AddressSanitizer's, for the scheduler
     const void *host_stack = nullptr;   // the scheduler's stack, for it too
     size_t host_stack_size = 0;
 } fibers;
+
+// Whether fibers switch with emu_switch (launch_mu held).
+bool own_switch(void) {
+    if (use_swapcontext < 0) {
+        const char *e = getenv("CUDA_EMU_SWITCH");
+        if (e && *e && strcmp(e, "swapcontext") != 0 && strcmp(e, "own") != 0)
+            fail("CUDA_EMU_SWITCH=%s: not own or swapcontext", e);
+        use_swapcontext = e && strcmp(e, "swapcontext") == 0;
+    }
+    return EMU_OWN_SWITCH && !use_swapcontext;
+}
 
 // A fiber with a fresh stack, ready to be pointed at fiber_main.
 Fiber *new_fiber(void) {
@@ -400,7 +461,11 @@ void fiber_stop(SerialState why) {
     fibers.why = why;
     asan_start_switch(why == DONE ? nullptr : &f->asan_fake,
                       fibers.host_stack, fibers.host_stack_size);
-    swapcontext(&f->ctx, &fibers.scheduler);
+#if EMU_OWN_SWITCH
+    if (fibers.own_switch) emu_switch(&f->sp, fibers.scheduler_sp);
+    else
+#endif
+        swapcontext(&f->ctx, &fibers.scheduler);
     asan_finish_switch(f->asan_fake, nullptr, nullptr);
 }
 
@@ -417,6 +482,7 @@ void fiber_main(void) {
 void run_fibers(Launch *L) {
     unsigned n = L->nthreads;
     while (fibers.pool.size() < n) fibers.pool.emplace_back(new_fiber());
+    fibers.own_switch = own_switch();
     cur = L;
     blockDim = L->block, gridDim = L->grid;
     unsigned gx = L->grid.x, gy = L->grid.y;
@@ -426,6 +492,21 @@ void run_fibers(Launch *L) {
                     (unsigned)(b / ((size_t)gx * gy))};
         for (unsigned t = 0; t < n; t++) {   // each thread from the start
             Fiber *f = fibers.pool[t].get();
+#if EMU_OWN_SWITCH
+            if (fibers.own_switch) {
+                // The stack as emu_switch leaves it: from the top (16-byte
+                // aligned), a return address for fiber_main (which never
+                // returns), the address emu_switch's ret goes to, and
+                // zeros for the six registers it pops. fiber_main starts
+                // with the stack pointer 8 bytes off 16, as after a call.
+                void **top = (void **)(f->stack + FIBER_STACK);
+                top[-1] = nullptr;
+                top[-2] = (void *)fiber_main;
+                for (int i = 3; i <= 8; i++) top[-i] = nullptr;
+                f->sp = top - 8;
+                continue;
+            }
+#endif
             f->ctx.uc_stack.ss_sp = f->stack;
             f->ctx.uc_stack.ss_size = FIBER_STACK;
             f->ctx.uc_link = nullptr;   // fiber_main never returns
@@ -448,7 +529,11 @@ void run_fibers(Launch *L) {
             cur_tid = t;
             threadIdx = thread_index(L, t);
             asan_start_switch(&fibers.asan_fake, f->stack, FIBER_STACK);
-            swapcontext(&fibers.scheduler, &f->ctx);
+#if EMU_OWN_SWITCH
+            if (fibers.own_switch) emu_switch(&fibers.scheduler_sp, f->sp);
+            else
+#endif
+                swapcontext(&fibers.scheduler, &f->ctx);
             asan_finish_switch(fibers.asan_fake, nullptr, nullptr);
             over = serial_stop(L, t, fibers.why);
         }
@@ -552,6 +637,16 @@ bool host_threads(void) {
 }  // namespace
 
 bool emu_host_threads(void) { return host_threads(); }
+
+void emu_use_swapcontext(bool on) {
+    std::lock_guard<std::mutex> lk(launch_mu);
+    use_swapcontext = on;
+}
+
+bool emu_own_switch(void) {
+    std::lock_guard<std::mutex> lk(launch_mu);
+    return own_switch();
+}
 
 void emu_set_schedule(EmuSchedule order, uint64_t seed) {
     std::lock_guard<std::mutex> lk(launch_mu);

@@ -1,5 +1,6 @@
 // emu_schedule.h - the order in which the emulator (emu.h) runs the
-// threads of a block; C-callable, for the tests.
+// threads of a block, and how it switches between them; C-callable, for
+// the tests.
 //
 // EMU_CONCURRENT, the default, means the block's threads all at once, in
 // whatever order the operating system picks, where they are host threads
@@ -33,6 +34,7 @@
 #ifndef CH8_EMU_SCHEDULE_H
 #define CH8_EMU_SCHEDULE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -52,6 +54,14 @@ void emu_set_schedule(EmuSchedule order, uint64_t seed);
 
 // "concurrent", "forward", "reverse", "shuffled".
 const char *emu_schedule_name(EmuSchedule order);
+
+// Where a block's threads are fibers, how they switch: on x86-64 with the
+// emulator's own few instructions (emu_own_switch() true), elsewhere with
+// glibc's swapcontext, a system call per switch. emu_use_swapcontext(true),
+// or CUDA_EMU_SWITCH=swapcontext, takes swapcontext on x86-64 too, so that
+// the tests check that way there as well. Both act on the next launches.
+bool emu_own_switch(void);
+void emu_use_swapcontext(bool on);
 
 #ifdef __cplusplus
 }

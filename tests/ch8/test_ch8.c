@@ -11,6 +11,7 @@
 
 #include "check_util.h"
 #include "dataset.h"
+#include "emu_schedule.h"
 #include "generate.cuh"
 #include "gpt_train.cuh"
 #include "kcheck.cuh"
@@ -39,6 +40,42 @@ START_TEST(kernel_matches_the_cpu) {
         const KResult *r = &rep.r[j];
         ck_assert_msg(r->ok, "%s at %s: error %.3g > tolerance %.1g",
                       r->name, r->sizes, r->err, r->tol);
+    }
+}
+END_TEST
+
+// The checks with the fibers switching by glibc's swapcontext, the way
+// of every machine but x86-64, where the emulator switches on its own
+// (emu.cpp): so that both ways are tested here. One row of each check
+// function (its first) is enough for that, and costs a fifth of them all
+// with a system call a switch.
+static void use_swapcontext(void) { emu_use_swapcontext(true); }
+static void use_own_switch(void) { emu_use_swapcontext(false); }
+
+// The index of the k-th row that is the first of its check function
+// (model variants aside); with k = -1, how many there are.
+static int first_row(int k) {
+    int n = 0;
+    for (int i = 0; i < N_KCHECKS; i++) {
+        if (KCHECKS[i].model_variant
+            || (i > 0 && KCHECKS[i - 1].run == KCHECKS[i].run))
+            continue;
+        if (n++ == k) return i;
+    }
+    return n;
+}
+
+START_TEST(kernel_matches_the_cpu_by_swapcontext) {
+    int i = first_row(_i);
+    const KCheck *c = &KCHECKS[i];
+    ck_assert_msg(!emu_own_switch(), "the fibers do not use swapcontext");
+    KReport rep = {.n = 0};
+    c->run(&rep, c->sz, 177 + (uint64_t)i);
+    ck_assert_msg(rep.n > 0, "%s: the check compared nothing", c->name);
+    for (int j = 0; j < rep.n; j++) {
+        const KResult *r = &rep.r[j];
+        ck_assert_msg(r->ok, "%s at %s (swapcontext): error %.3g > "
+                      "tolerance %.1g", r->name, r->sizes, r->err, r->tol);
     }
 }
 END_TEST
@@ -260,6 +297,14 @@ Suite *ch8_suite(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, kernel_matches_the_cpu, 0, N_KCHECKS);
     suite_add_tcase(s, tc);
+#ifndef UNDER_TSAN   // (host threads there: no fibers)
+    TCase *tu = tcase_new("swapcontext", "ch8");
+    tcase_set_timeout(tu, 60);
+    tcase_add_checked_fixture(tu, use_swapcontext, use_own_switch);
+    tcase_add_loop_test(tu, kernel_matches_the_cpu_by_swapcontext, 0,
+                        first_row(-1));
+    suite_add_tcase(s, tu);
+#endif
     TCase *tt = tcase_new("trainer", "ch8");
     tcase_set_timeout(tt, 120);
     tcase_add_test(tt, gpu_trainer_follows_the_cpu);
