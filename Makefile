@@ -358,6 +358,14 @@ else
 check: grade
 endif
 
+# The Check suites alone, with solutions/: the first part of make check,
+# without the grader's, the command lines' and the faults' tests, which
+# are most of its time. For a quick loop while working on a chapter
+# (CK_RUN_SUITE=ch4 and the like work here too).
+check-unit: banner data/tinyshakespeare.txt $(MULTI30K) $(BLEU_VECTORS) $(RUNNER)
+	$(RUNNER)
+.PHONY: check-unit
+
 # Each exercise file is compiled on its own; one that is absent or does not
 # compile is graded as its stub from exercises/ (see tests/grade.sh).
 grade: banner data/tinyshakespeare.txt $(GRADER)
@@ -589,6 +597,7 @@ help:
 	@echo "  make all            build every chapter program"
 	@echo "  make check          run every test (core, chapters, exercises with solutions/,"
 	@echo "                      the programs' command lines)"
+	@echo "  make check-unit     only the Check suites (make check's first part)"
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
 	@echo "  make gradescope     Gradescope's autograder: build/gradescope/autograder.zip"
 	@echo "  make grade-all DIR=FOLDER  grade each student's folder in FOLDER:"
