@@ -28,19 +28,25 @@
 #endif
 #endif
 
-START_TEST(kernel_matches_the_cpu) {
-    const KCheck *c = &KCHECKS[_i];
-#ifdef UNDER_TSAN
-    if (c->model_variant) return;
-#endif
+// Row i of the checks' table, its inputs drawn from seed; how: "" or
+// how the fibers switched, for the messages.
+static void check_row(int i, uint64_t seed, const char *how) {
+    const KCheck *c = &KCHECKS[i];
     KReport rep = {.n = 0};
-    c->run(&rep, c->sz, 77 + (uint64_t)_i);
+    c->run(&rep, c->sz, seed);
     ck_assert_msg(rep.n > 0, "%s: the check compared nothing", c->name);
     for (int j = 0; j < rep.n; j++) {
         const KResult *r = &rep.r[j];
-        ck_assert_msg(r->ok, "%s at %s: error %.3g > tolerance %.1g",
-                      r->name, r->sizes, r->err, r->tol);
+        ck_assert_msg(r->ok, "%s at %s%s: error %.3g > tolerance %.1g",
+                      r->name, r->sizes, how, r->err, r->tol);
     }
+}
+
+START_TEST(kernel_matches_the_cpu) {
+#ifdef UNDER_TSAN
+    if (KCHECKS[_i].model_variant) return;
+#endif
+    check_row(_i, 77 + (uint64_t)_i, "");
 }
 END_TEST
 
@@ -66,17 +72,9 @@ static int first_row(int k) {
 }
 
 START_TEST(kernel_matches_the_cpu_by_swapcontext) {
-    int i = first_row(_i);
-    const KCheck *c = &KCHECKS[i];
     ck_assert_msg(!emu_own_switch(), "the fibers do not use swapcontext");
-    KReport rep = {.n = 0};
-    c->run(&rep, c->sz, 177 + (uint64_t)i);
-    ck_assert_msg(rep.n > 0, "%s: the check compared nothing", c->name);
-    for (int j = 0; j < rep.n; j++) {
-        const KResult *r = &rep.r[j];
-        ck_assert_msg(r->ok, "%s at %s (swapcontext): error %.3g > "
-                      "tolerance %.1g", r->name, r->sizes, r->err, r->tol);
-    }
+    int i = first_row(_i);
+    check_row(i, 177 + (uint64_t)i, " (swapcontext)");
 }
 END_TEST
 
