@@ -50,6 +50,7 @@ START_TEST(kernel_matches_the_cpu) {
 }
 END_TEST
 
+#ifndef UNDER_TSAN   // (host threads there: no fibers)
 // The checks with the fibers switching by glibc's swapcontext, the way
 // of every machine but x86-64, where the emulator switches on its own
 // (emu.cpp): so that both ways are tested here. One row of each check
@@ -77,6 +78,7 @@ START_TEST(kernel_matches_the_cpu_by_swapcontext) {
     check_row(i, 177 + (uint64_t)i, " (swapcontext)");
 }
 END_TEST
+#endif
 
 // A small GPT of the corpus's vocabulary, the same for every call.
 static void tiny_gpt(GptTrain *g, const Corpus *c, int B) {
