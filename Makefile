@@ -342,8 +342,8 @@ ifeq ($(EXERCISES),solutions)
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
 check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch \
     $(if $(filter 1,$(MPI)),$(MPI_TEST_DEPS))
-	@mkdir -p $(BUILD)/grade
-	$(RUNNER) --json $(BUILD)/grade/results.json
+	@mkdir -p '$(call shq,$(GRADE_OUT))'
+	$(RUNNER) --json '$(call shq,$(GRADE_OUT))/results.json'
 	@MAKE='$(MAKE)' bash tests/test_grade.sh
 	@MAKE='$(MAKE)' bash tests/test_gradescope.sh $(OBJ)
 	bash tests/cli/test_cli.sh $(OBJ)
