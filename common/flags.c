@@ -1,4 +1,5 @@
 #include "flags.h"
+#include "report.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -110,31 +111,15 @@ static void print_flag(const char *left, const char *help, const Flag *f) {
     int col = INDENT;
     if ((int)strlen(left) > 22)   // a long name gets a line of its own
         printf("\n%*s", INDENT, "");
-    const char *w = text;
-    bool first = true;
-    while (*w) {
-        const char *end = strchr(w, ' ');
-        int len = end ? (int)(end - w) : (int)strlen(w);
-        if (!first && col + 1 + len > WIDTH) {
-            printf("\n%*s", INDENT, "");
-            col = INDENT;
-        } else if (!first) {
-            putchar(' ');
-            col++;
-        }
-        printf("%.*s", len, w);
-        col += len;
-        first = false;
-        w += len;
-        while (*w == ' ') w++;
-    }
-    putchar('\n');
+    fold_print(stdout, text, col, INDENT, WIDTH);
 }
 
 static void print_help(const char *summary, const Flag *flags, int n) {
     printf("usage: %s [flags]\n\n%s\n\nflags:\n", error_progname(), summary);
     for (int i = 0; i < n; i++) {
-        const char *arg = flags[i].type == FLAG_BOOL ? "" :
+        // a switch that is on by default shows how to turn it off
+        const char *arg = flags[i].type == FLAG_BOOL
+                              ? (*(bool *)flags[i].value ? "[=0]" : "") :
                           flags[i].type == FLAG_STRING ? " STR" :
                           flags[i].type == FLAG_FLOAT ? " X" : " N";
         char left[64];
@@ -218,19 +203,38 @@ const char *flags_peek(int argc, char **argv, const char *name) {
     return found;
 }
 
+// The flag named by name up to its end or its '='; NULL if none is.
+static const Flag *find_flag(const char *name, const Flag *flags,
+                             int n_flags) {
+    size_t len = strcspn(name, "=");
+    for (int k = 0; k < n_flags; k++)
+        if (strlen(flags[k].name) == len
+            && strncmp(flags[k].name, name, len) == 0) return &flags[k];
+    return NULL;
+}
+
 int flags_parse_args(int argc, char **argv, const Flag *flags, int n_flags,
                      Error *err) {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return 1;
-        if (strncmp(arg, "--", 2) != 0)
+        if (strncmp(arg, "--", 2) != 0) {
+            // "--switch 0": a value after a switch written bare
+            const char *prev = i > 1 ? argv[i - 1] : "";
+            const Flag *sw = strncmp(prev, "--", 2) == 0
+                                     && !strchr(prev, '=')
+                                 ? find_flag(prev + 2, flags, n_flags) : NULL;
+            bool is_bool_text = strcmp(arg, "0") == 0 || strcmp(arg, "1") == 0
+                || strcmp(arg, "true") == 0 || strcmp(arg, "false") == 0;
+            if (sw && sw->type == FLAG_BOOL && is_bool_text)
+                return error_set(err, "--%s is a switch: write --%s=%s, "
+                                 "not a separate '%s'", sw->name, sw->name,
+                                 arg, arg);
             return error_set(err, "unexpected argument '%s'", arg);
+        }
         const char *name = arg + 2, *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        const Flag *f = NULL;
-        for (int k = 0; k < n_flags; k++)
-            if (strlen(flags[k].name) == len
-                && strncmp(flags[k].name, name, len) == 0) f = &flags[k];
+        const Flag *f = find_flag(name, flags, n_flags);
         if (!f)
             return error_set(err, "unknown flag '--%.*s'", (int)len, name);
         const char *text = eq ? eq + 1 : NULL;

@@ -12,6 +12,7 @@
 #include "gemm.h"
 #include "mem.h"
 #include "progress.h"
+#include "report.h"
 #include "rng.h"
 #include "timer.h"
 #include "utf8.h"
@@ -229,6 +230,73 @@ START_TEST(flags_help_exits_0) {
     // check of the output (error.c) would flush a stream that is gone
     ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
     flags_parse(2, argv, exit_flags, 1, "test");
+}
+END_TEST
+
+// A switch written "--quiet 0" is named, with the form that works; a
+// value after anything else is just unexpected.
+START_TEST(flags_switch_with_separate_value) {
+    bool quiet = true;
+    int n = 0;
+    Flag flags[] = {
+        {"quiet", FLAG_BOOL, &quiet, "hush"},
+        {"n", FLAG_INT, &n, "count"},
+    };
+    Error err;
+    char *a1[] = {"prog", "--quiet", "0"};
+    ck_assert_int_eq(flags_parse_args(3, a1, flags, 2, &err), -1);
+    ck_assert_str_eq(err.msg, "--quiet is a switch: write --quiet=0, not a "
+                              "separate '0'");
+    char *a2[] = {"prog", "--n", "3", "1"};      // after a value
+    ck_assert_int_eq(flags_parse_args(4, a2, flags, 2, &err), -1);
+    ck_assert_str_eq(err.msg, "unexpected argument '1'");
+    char *a3[] = {"prog", "--quiet=1", "0"};     // the switch had its value
+    ck_assert_int_eq(flags_parse_args(3, a3, flags, 2, &err), -1);
+    ck_assert_str_eq(err.msg, "unexpected argument '0'");
+    char *a4[] = {"prog", "--quiet", "x"};       // not a switch's value
+    ck_assert_int_eq(flags_parse_args(3, a4, flags, 2, &err), -1);
+    ck_assert_str_eq(err.msg, "unexpected argument 'x'");
+    char *a5[] = {"prog", "0"};                  // nothing before it
+    ck_assert_int_eq(flags_parse_args(2, a5, flags, 2, &err), -1);
+    ck_assert_str_eq(err.msg, "unexpected argument '0'");
+    char *a6[] = {"prog", "--quiet=0"};
+    ck_assert_int_eq(flags_parse_args(2, a6, flags, 2, &err), 0);
+    ck_assert(!quiet);
+}
+END_TEST
+
+// ---- report -----------------------------------------------------------------------
+
+// fold_print's output for text from column col, indent 4, width 20.
+static const char *folded(const char *text, int col) {
+    static char buf[512];
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    fold_print(f, text, col, 4, 20);
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+START_TEST(fold_print_breaks_between_words) {
+    // a word that would reach column 21 goes to the next line; one that
+    // ends at column 20 stays
+    ck_assert_str_eq(folded("aaaa bbbb cccc ddddd", 0),
+                     "aaaa bbbb cccc ddddd\n");
+    ck_assert_str_eq(folded("aaaa bbbb cccc dddddd", 0),
+                     "aaaa bbbb cccc\n    dddddd\n");
+    // from column 10: the first word stays however long, gaps as written
+    ck_assert_str_eq(folded("aaaa  bb cc", 10), "aaaa  bb\n    cc\n");
+    ck_assert_str_eq(folded("abcdefghijklmnopqrstuvw x", 10),
+                     "abcdefghijklmnopqrstuvw\n    x\n");
+    // a newline in the text starts an indented line; spaces before a
+    // break are dropped
+    ck_assert_str_eq(folded("a\nb  c", 0), "a\n    b  c\n");
+    ck_assert_str_eq(folded("aaaa bbbb cccc     ddddd", 0),
+                     "aaaa bbbb cccc\n    ddddd\n");
+    ck_assert_str_eq(folded("", 0), "\n");
 }
 END_TEST
 
@@ -477,6 +545,8 @@ Suite *common_suite(void) {
     suite_add_tcase(s, tc);
     tc = tcase_new("flags", "common");
     tcase_add_test(tc, flags_parse_all_types);
+    tcase_add_test(tc, flags_switch_with_separate_value);
+    tcase_add_test(tc, fold_print_breaks_between_words);
     // Exit tests need their own process: skipped under CK_FORK=no.
     const char *fork_env = getenv("CK_FORK");
     if (!fork_env || strcmp(fork_env, "no") != 0) {

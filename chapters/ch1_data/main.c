@@ -15,6 +15,7 @@
 #include "flags.h"
 #include "mem.h"
 #include "plotdata.h"
+#include "report.h"
 #include "rng.h"
 #include "timer.h"
 #include "utf8.h"
@@ -74,10 +75,18 @@ static void show_round_trip(const Corpus *c, const char *text,
         ids = vocab_encode_utf8(v, text, strlen(text), &n, &err);
     }
     if (!ids) die("--text: %s", err.msg);
-    printf("encode      \"%s\" -> [", text);
-    for (size_t i = 0; i < n; i++) printf(i ? ", %d" : "%d", ids[i]);
+    // the ids folded under the text: "[32, 53, 1, ...]"
+    char *list = xmalloc(n * 13 + 8), *end = list;
+    end += sprintf(end, "[");
+    for (size_t i = 0; i < n; i++) end += sprintf(end, i ? ", %d" : "%d",
+                                                  ids[i]);
+    sprintf(end, "]");
+    printf("encode      \"%s\" ->\n", text);
+    fold_print(stdout, list, printf("%*s", REPORT_INDENT, ""),
+               REPORT_INDENT, REPORT_WIDTH);
+    free(list);
     char *back = vocab_decode(v, ids, n, NULL, NULL);
-    printf("]\ndecode      -> \"%s\" (%s)\n", back,
+    printf("decode      -> \"%s\" (%s)\n", back,
            strcmp(back, text) == 0 ? "round trip exact" : "MISMATCH");
     free(back);
     free(ids);
@@ -120,8 +129,8 @@ static void show_baselines(const Corpus *c, double alpha) {
     long *bi = xcalloc((size_t)V * V, sizeof *bi);
     unigram_count(uni, c->train.ids, c->train.n, V);
     bigram_count(bi, c->train.ids, c->train.n, V);
-    printf("baselines   cross-entropy on val in nats per character "
-           "(counts from train, add-%g smoothing)\n", alpha);
+    report_line("baselines", "cross-entropy on val in nats per character "
+                "(counts from train, add-%g smoothing)", alpha);
     printf("  uniform   ln %-5d %.4f   every character equally likely\n", V,
            log((double)V));
     printf("  unigram            %.4f   how common each character is\n",

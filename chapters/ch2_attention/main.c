@@ -20,6 +20,7 @@
 #include "plotdata.h"
 #include "rng.h"
 #include "testing.h"
+#include "report.h"
 #include "threads.h"
 #include "timer.h"
 #include "utf8.h"
@@ -159,8 +160,8 @@ static void show_example(const uint32_t *text, int T, int C, int NH,
         printf("\n");
         if (sum != 0 && fabs(sum - 1) > worst) worst = fabs(sum - 1);
     }
-    printf("            each row sums to 1 (largest error %.1e), or is all "
-           "0 when no key is visible\n", worst);
+    report_line("", "each row sums to 1 (largest error %.1e), or is all 0 "
+                "when no key is visible", worst);
     if (*plot_dir) write_attention_csv(&l, text, pad ? mask : NULL, plot_dir);
     free(mask);
     layer_free(&l);
@@ -219,10 +220,10 @@ static void saturation_stats(int dk, bool scaled, uint64_t seed,
 }
 
 static void show_saturation(uint64_t seed) {
-    printf("saturation  softmax of q.k over %d keys, q and k random with "
-           "unit variance,\n            mean of %d rows (uniform weights: "
-           "max %.4f, entropy %.2f, 1 - sum p^2 %.3f)\n", KEYS,
-           SAT_ROWS, 1.0 / KEYS, log(KEYS), 1 - 1.0 / KEYS);
+    report_line("saturation", "softmax of q.k over %d keys, q and k random "
+                "with unit variance,\nthe mean of %d rows; uniform weights "
+                "would have max %.4f,\nentropy %.2f and 1 - sum p^2 %.3f",
+                KEYS, SAT_ROWS, 1.0 / KEYS, log(KEYS), 1 - 1.0 / KEYS);
     printf("            %5s  %-12s %9s %11s %9s %12s\n", "d_k", "scale",
            "score std", "max weight", "entropy", "1 - sum p^2");
     const int dks[2] = {32, 128};
@@ -301,11 +302,11 @@ static void show_gradcheck(uint64_t seed) {
     loss_of(&g);                                    // the forward pass
     mha_backward(dx, dwa, dba, dwp, dbp, &s, w, &l.cache, l.x, l.w_attn,
                  l.w_proj, B, T, C, NH);            // dL/dout = w
-    printf("gradcheck   B=%d T=%d C=%d NH=%d, causal, 2 padding tokens: "
-           "backward vs central\n            differences, max |error| / "
-           "max |gradient| of each tensor:\n", B, T, C, NH);
-    printf("            inp %.1e  c_attn.weight %.1e  c_attn.bias %.1e  "
-           "c_proj.weight %.1e  c_proj.bias %.1e\n",
+    report_line("gradcheck", "B=%d T=%d C=%d NH=%d, causal, 2 padding "
+                "tokens: backward vs central differences, max |error| / max "
+                "|gradient| of each tensor:", B, T, C, NH);
+    report_line("", "inp %.1e  c_attn.weight %.1e  c_attn.bias %.1e\n"
+                "c_proj.weight %.1e  c_proj.bias %.1e",
            check_param(&g, l.x, dx, B * T * C),
            check_param(&g, l.w_attn, dwa, 3 * C * C),
            check_param(&g, l.b_attn, dba, 3 * C),

@@ -24,6 +24,7 @@
 #include "rng.h"
 #include "swiglu.h"
 #include "testing.h"
+#include "report.h"
 #include "threads.h"
 #include "timer.h"
 
@@ -119,9 +120,16 @@ static void show_example(int T, int C, int F, Activation act, float p,
         diff = fmax(diff, fabs(l.out[last + i] - l.out[i]));
     for (size_t i = 0; i < (size_t)B * T * F; i++)
         negative += l.cache.h[i] < 0;
-    printf("            token [%d,%d] has token [0,0]'s input; their "
-           "outputs differ by %g%s\n", B - 1, T - 1, diff,
-           p > 0 ? " (dropout)" : "");
+    char same[96];
+    if (diff == 0) snprintf(same, sizeof same, "are identical");
+    else if (diff < 1e-5)   // the BLAS may block the rows apart
+        snprintf(same, sizeof same, "differ by %.2g, a rounding (the "
+                 "product sums their rows in another order)", diff);
+    else   // only dropout can do that
+        snprintf(same, sizeof same, "differ by %.2g: dropout's masks "
+                 "differ", diff);
+    report_line("", "token [%d,%d] has token [0,0]'s input; their outputs %s",
+                B - 1, T - 1, same);
     printf("            %.0f%% of h is < 0: GELU shrinks those towards 0, "
            "ReLU would zero them\n", 100 * negative / ((double)B * T * F));
     layer_free(&l);
@@ -152,8 +160,8 @@ static void show_params(void) {
     size_t att = (size_t)3 * C * C + (size_t)C * C;   // c_attn, c_proj
     size_t ffn = ffn_param_count(C, F, false);
     char label[64], a[32], b[32];
-    printf("params      the course notes' config: C=%d, NH=%d, F=4C=%d, %d layers, "
-           "bias=False\n", C, NH, F, L);
+    report_line("params", "the course notes' config: C=%d, NH=%d, F=4C=%d, "
+                "%d layers, bias=False", C, NH, F, L);
     printf("            %-30s %10s %10s %10s\n", "", "one layer", "+ biases",
            "4 layers");
     param_row("attention (c_attn, c_proj)", att, att + 4 * C, L);

@@ -23,6 +23,7 @@
 #include "mem.h"
 #include "plotdata.h"
 #include "positional.h"
+#include "report.h"
 #include "rng.h"
 #include "threads.h"
 #include "timer.h"
@@ -32,12 +33,12 @@
 // ---- what the model is -----------------------------------------------------
 
 static void show_config(const GptConfig *c, const char *source) {
-    printf("model       %s\n", source);
+    report_line("model", "%s", source);
     printf("  vocab_size %d, block_size %d, n_layer %d, n_head %d, n_embd "
-           "%d (head size %d, FFN %d)\n", c->vocab_size, c->block_size,
-           c->n_layer, c->n_head, c->n_embd, c->n_embd / c->n_head,
-           c->n_ffn);
-    printf("  dropout %g, bias %s, positions %s, LM head tied to wte\n",
+           "%d\n", c->vocab_size, c->block_size, c->n_layer, c->n_head,
+           c->n_embd);
+    printf("  head size %d, FFN %d, dropout %g, bias %s, positions %s,\n"
+           "  LM head tied to wte\n", c->n_embd / c->n_head, c->n_ffn,
            c->dropout, c->bias ? "true" : "false",
            pos_kind_name(c->positional));
 }
@@ -74,17 +75,17 @@ static void show_params(const Gpt *m, FILE *csv) {
         else snprintf(shape, sizeof shape, "(%d,)", t->shape[0]);
         int layers = in_block ? c->n_layer : 1;
         if (in_block)
-            printf("  %-34s %-11s %9zu x %d = %9zu  %5.1f%%\n", name, shape,
+            printf("  %-34s %-11s %7zu x %d = %8zu  %5.1f%%\n", name, shape,
                    n, c->n_layer, n * c->n_layer,
                    100.0 * n * c->n_layer / total);
         else
-            printf("  %-34s %-11s %23zu  %5.1f%%\n", name, shape, n,
+            printf("  %-34s %-11s %22zu  %5.1f%%\n", name, shape, n,
                    100.0 * n / total);
         if (csv)
             fprintf(csv, "%s,%s,%d,%zu,%.1f\n", name, param_part(name),
                     layers, n * layers, 100.0 * n * layers / total);
     }
-    printf("  %-34s %-11s %23s\n", "lm_head.weight", "= wte", "0 (tied)");
+    printf("  %-34s %-11s %22s\n", "lm_head.weight", "= wte", "0 (tied)");
     if (csv)
         fprintf(csv, "lm_head.weight,%s,1,0,0.0\n",
                 param_part("lm_head.weight"));
@@ -404,16 +405,16 @@ int main(int argc, char **argv) {
             }
         }
         if (untrained_loss >= 0)
-            printf("loss        %.4f on the first %d characters of %s; a "
-                   "uniform guess scores ln %d = %.4f: the small init makes "
-                   "every logit near 0\n", untrained_loss,
+            report_line("loss", "%.4f on the first %d characters of %s;\na "
+                        "uniform guess scores ln %d = %.4f: the small init "
+                        "makes every logit near 0", untrained_loss,
                    16 * m.cfg.block_size + 1, data, m.cfg.vocab_size,
                    log((double)m.cfg.vocab_size));
         size_t room = n_prompt + (size_t)tokens;
         ids = xrealloc(ids, room * sizeof *ids);
         if (!sample_only) {
-            printf("sample      %d characters, temperature %g, top-k %d, "
-                   "top-p %g, seed %llu, %s\n", tokens, temperature, top_k,
+            report_line("sample", "%d characters, temperature %g, top-k %d, "
+                        "top-p %g, seed %llu, %s", tokens, temperature, top_k,
                    top_p, (unsigned long long)seed,
                    no_cache ? "no KV cache" : "KV cache");
             printf("----\n");
@@ -427,8 +428,8 @@ int main(int argc, char **argv) {
         printf("\n");
         if (!sample_only) {
             printf("----\n");
-            printf("speed       %d tokens in %.3f s: %.0f tokens/s (%d full "
-                   "pass%s over the context, %s window)\n", st.tokens,
+            report_line("speed", "%d tokens in %.3f s: %.0f tokens/s (%d full "
+                        "pass%s over the context, %s window)", st.tokens,
                    st.seconds,
                    st.tokens / (st.seconds > 0 ? st.seconds : 1e-9),
                    st.prefills, st.prefills == 1 ? "" : "es", window);
@@ -442,8 +443,8 @@ int main(int argc, char **argv) {
                          &slow, &err) != 0)
                 die("%s", err.msg);
             bool same = memcmp(ids, again, room * sizeof *ids) == 0;
-            printf("            without the cache: %.0f tokens/s (%d full "
-                   "pass%s), %.1fx slower; same text: %s\n",
+            report_line("", "without the cache: %.0f tokens/s (%d full "
+                        "pass%s), %.1fx slower; same text: %s",
                    slow.tokens / (slow.seconds > 0 ? slow.seconds : 1e-9),
                    slow.prefills, slow.prefills == 1 ? "" : "es",
                    slow.seconds / (st.seconds > 0 ? st.seconds : 1e-9),

@@ -32,6 +32,7 @@
 #include "profile.h"
 #include "profile_csv.h"
 #include "progress.h"
+#include "report.h"
 #include "threads.h"
 #include "timer.h"
 #include "utf8.h"
@@ -292,6 +293,13 @@ static void start_run(Run *r, const Options *o) {
         flags_fail("%s", err.msg);
 }
 
+// The program's first line, once, when no usage error can come any more.
+static void print_title(const TrainBackend *be) {
+    static bool done;
+    if (!done) printf("== %s ==\n", be ? be->title : "Chapter 6: training");
+    done = true;
+}
+
 static void resume_run(Run *r, const Options *o) {
     Error err;
     struct stat st;
@@ -324,14 +332,15 @@ static void resume_run(Run *r, const Options *o) {
     }
     if (flags_given(&o->t.eval_every)) c->eval_every = o->t.eval_every;
     if (flags_given(&o->t.eval_iters)) c->eval_iters = o->t.eval_iters;
-    printf("resumed     %s at step %d of %d\n", o->resume, r->trainer.step,
-           c->steps);
+    print_title(r->be);
+    report_line("resumed", "%s at step %d of %d", o->resume, r->trainer.step,
+                c->steps);
     if (c->steps > c->decay_steps && c->decay_steps > c->warmup) {
         int from = c->decay_steps + 1 > r->trainer.step + 1
                        ? c->decay_steps + 1 : r->trainer.step + 1;
-        printf("schedule    the saved cosine ends at step %d: steps %d to %d "
-               "run at its floor, lr %g\n", c->decay_steps, from, c->steps,
-               c->min_lr);
+        report_line("schedule", "the saved cosine ends at step %d: steps %d "
+                    "to %d run at its floor, lr %g", c->decay_steps, from,
+                    c->steps, c->min_lr);
     }
 }
 
@@ -368,10 +377,10 @@ static void print_run(const Run *r, const Options *o, int threads) {
     const GptConfig *mc = &r->gpt.model.cfg;
     const TrainConfig *c = &r->trainer.cfg;
     int B = c->batch, T = mc->block_size;
-    printf("model       %d layers, %d heads, %d wide, block %d, dropout %g, "
-           "bias %s: %zu parameters\n", mc->n_layer, mc->n_head,
-           mc->n_embd, T, mc->dropout, mc->bias ? "true" : "false",
-           r->gpt.model.num_params);
+    report_line("model", "%d layers, %d heads, %d wide, block %d, dropout "
+                "%g, bias %s: %zu parameters", mc->n_layer, mc->n_head,
+                mc->n_embd, T, mc->dropout, mc->bias ? "true" : "false",
+                r->gpt.model.num_params);
     char sched[96];
     if (c->min_lr == c->lr && c->warmup == 0)
         snprintf(sched, sizeof sched, "constant");
@@ -387,21 +396,21 @@ static void print_run(const Run *r, const Options *o, int threads) {
     char steps[64];
     snprintf(steps, sizeof steps, o->minutes > 0 ? "up to %d steps (what "
              "fits in %g min)" : "%d steps", c->steps, o->minutes);
-    printf("training    preset %s: batch %d x %d = %d tokens/step, %s, "
-           "lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
-           "%g, clip %g, %d thread%s\n", *o->resume ? "(resumed)" : o->preset,
-           B, T, B * T, steps, c->lr, c->min_lr, sched, c->adamw.beta1,
-           c->adamw.beta2, c->adamw.weight_decay, c->grad_clip, threads,
-           threads == 1 ? "" : "s");
+    report_line("training", "preset %s: batch %d x %d = %d tokens/step, "
+                "%s, lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
+                "%g, clip %g, %d thread%s", *o->resume ? "(resumed)"
+                : o->preset, B, T, B * T, steps, c->lr, c->min_lr, sched,
+                c->adamw.beta1, c->adamw.beta2, c->adamw.weight_decay,
+                c->grad_clip, threads, threads == 1 ? "" : "s");
     char dev[256];
     describe(r, dev, sizeof dev);
-    if (*dev) printf("device      %s\n", dev);
+    if (*dev) report_line("device", "%s", dev);
     if (dist_size() > 1)
-        printf("processes   %d MPI ranks, %d sequences of each batch apiece; "
-               "their gradients are averaged by one all-reduce of %zu floats "
-               "(%.1f MB) a step\n", dist_size(), B / dist_size(),
-               r->trainer.model.num_params,
-               4e-6 * (double)r->trainer.model.num_params);
+        report_line("processes", "%d MPI ranks, %d sequences of each batch "
+                    "apiece; their gradients are averaged by one all-reduce "
+                    "of %zu floats (%.1f MB) a step", dist_size(),
+                    B / dist_size(), r->trainer.model.num_params,
+                    4e-6 * (double)r->trainer.model.num_params);
 }
 
 // ---- training --------------------------------------------------------------
@@ -491,18 +500,18 @@ static void fit_budget(Run *r, const Options *o, const Outcome *out,
     double left = o->minutes * 60 - elapsed - eval;   // the final one too
     int fit = budget_steps(r->trainer.step, c->steps, per_step, left);
     if (fit == c->steps) {
-        printf("budget      %.3f s a step here: all %d steps fit in %g "
-               "minute%s\n", step, c->steps, o->minutes,
-               o->minutes == 1 ? "" : "s");
+        report_line("budget", "%.3f s a step here: all %d steps fit in %g "
+                    "minute%s", step, c->steps, o->minutes,
+                    o->minutes == 1 ? "" : "s");
         return;
     }
     int was = c->steps;
     c->steps = fit;
     if (!o->decay_given) c->decay_steps = c->steps;
     pr->total_steps = c->steps;
-    printf("budget      %.3f s a step here: %d of %d steps fit in %g minute%s"
-           " (--steps %d repeats this run)\n", step, c->steps, was,
-           o->minutes, o->minutes == 1 ? "" : "s", c->steps);
+    report_line("budget", "%.3f s a step here: %d of %d steps fit in %g "
+                "minute%s\n(--steps %d repeats this run)", step, c->steps,
+                was, o->minutes, o->minutes == 1 ? "" : "s", c->steps);
 }
 //< budget
 
@@ -638,10 +647,13 @@ static void print_summary(const Run *r, Outcome *out) {
                                         out->last_val);
     char dev[256];
     describe(r, dev, sizeof dev);
+    // two lines (three on a GPU) that tests/bench/bench.py reads, and
+    // PyTorch's train_torch.py writes the same way
     printf("summary: steps %d, %.2f s training, %.0f tokens/s (median of "
-           "steps %d..), val %s, peak memory %.1f MiB%s%s\n", r->trainer.step,
-           out->train_time, r->trainer.cfg.batch * r->gpt.T / med, skip + 1,
-           val, peak_mib(), *dev ? ", " : "", dev);
+           "steps %d..)\n         val %s, peak memory %.1f MiB\n",
+           r->trainer.step, out->train_time,
+           r->trainer.cfg.batch * r->gpt.T / med, skip + 1, val, peak_mib());
+    if (*dev) fold_print(stdout, dev, printf("%9s", ""), 9, REPORT_WIDTH);
     if (dist_size() > 1)   // rank 0's share: the others' is much the same
         printf("all-reduce: %.2f ms a step, %.1f%% of the training time, "
                "on each of %d ranks\n", 1e3 * dist_reduce_seconds() / n,
@@ -656,8 +668,8 @@ static void show_profile(const Run *r, int steps) {
     for (int k = 0; k < PROF_KINDS; k++)
         total += prof_seconds[k][0] + prof_seconds[k][1];
     if (steps < 1 || total <= 0) return;
-    printf("profile     time per step by kind of work, over %d steps "
-           "(wall time)\n", steps);
+    report_line("profile", "time per step by kind of work, over %d steps "
+                "(wall time)", steps);
     printf("  %-22s %10s %11s %10s %6s\n", "kind", "forward", "backward",
            "total", "share");
     for (int k = 0; k < PROF_KINDS; k++) {
@@ -671,11 +683,11 @@ static void show_profile(const Run *r, int steps) {
     double mib = sizeof(float) / 1048576.0;
     double n = (double)r->gpt.model.num_params;
     double acts = (double)gpt_acts_floats(c, B, c->block_size);
-    printf("memory      parameters %.1f MiB, gradients %.1f MiB, AdamW "
-           "moments %.1f MiB,\n            activations %.1f MiB (batch %d "
-           "x %d): %.0fx the parameters; they\n            grow with batch "
-           "x block (the attention weights with block^2)\n", n * mib,
-           n * mib, 2 * n * mib, acts * mib, B, c->block_size, acts / n);
+    report_line("memory", "parameters %.1f MiB, gradients %.1f MiB, AdamW "
+                "moments %.1f MiB, activations %.1f MiB (batch %d x %d): "
+                "%.0fx the parameters; they grow with batch x block (the "
+                "attention weights with block^2)", n * mib, n * mib,
+                2 * n * mib, acts * mib, B, c->block_size, acts / n);
 }
 //< profile-report
 
@@ -684,8 +696,8 @@ static void report(Run *r, const Options *o, Outcome *out) {
     if (out->exit_code == 0 && dist_rank() == 0) {
         curve_draw(&out->curve, stdout);
         show_sample(r, o->sample_chars, 1);
-        if (*o->out) printf("saved       %s/model.safetensors (./ch5 "
-                            "--checkpoint loads it)\n", o->out);
+        if (*o->out) report_line("saved", "%s/model.safetensors (./ch5 "
+                                 "--checkpoint loads it)", o->out);
     }
     if (o->profile) show_profile(r, out->n_times);
     if (o->plot_data && dist_rank() == 0)
@@ -769,6 +781,7 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
             die("--log %s: cannot write it: %s", o.log, strerror(errno));
     }
     attach_backend(&r);
+    print_title(be);
     print_run(&r, &o, threads);
 
     Outcome out = {0};

@@ -21,6 +21,7 @@
 typedef struct {
     const char *program;      // "ch8": in messages and --help
     const char *about;        // the --help description
+    const char *title;        // the first line of a run: "== <title> =="
     const Flag *flags;        // extra flags (common/flags.h), parsed with
     int n_flags;              // ch6's and shown in --help after them
     void *ctx;                // passed to every function below

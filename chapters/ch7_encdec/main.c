@@ -64,7 +64,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"lr", FLAG_FLOAT, &t->lr, "peak learning rate"},
         {"warmup", FLAG_INT, &t->warmup, "steps of linear warmup"},
         {"until-perfect", FLAG_BOOL, &o->until_perfect, "stop at the first "
-         "evaluation with 100% held-out exact match (0: run every step)"},
+         "evaluation with 100% held-out exact match (=0: run every "
+         "step of --steps)"},
         {"eval-every", FLAG_INT, &o->eval_every, "steps between held-out "
          "evaluations"},
         {"held-out", FLAG_INT, &o->held_out, "held-out examples"},

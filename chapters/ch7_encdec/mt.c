@@ -16,6 +16,7 @@
 #include "mem.h"
 #include "pairs.h"
 #include "progress.h"
+#include "report.h"
 #include "seq2seq.h"
 #include "seq2seq_checkpoint.h"
 #include "seq2seq_train.h"
@@ -279,8 +280,8 @@ static void learn_tokenizer(Bpe *bpe, const Options *o) {
             die("%s, %s", paths[k - 1], err.msg + at);
         die("%s", err.msg);
     }
-    printf("tokenizer   %s: %d characters + %d merges = %d tokens "
-           "(learnt in %.2f s on both languages' training text)\n",
+    report_line("tokenizer", "%s: %d characters + %d merges = %d tokens "
+                "(learnt in %.2f s on both languages' training text)",
            o->merges ? "BPE" : "characters", bpe->n_chars, bpe->n_merges,
            bpe->vocab_size, time_now() - t0);
     free(texts[0]);
@@ -304,12 +305,12 @@ static void load_split(PairCorpus *c, const Options *o, Bpe *bpe,
     if (c->n == 0)   // nothing to train on, or to measure
         die("%s and %s hold no sentence pair", s, t);
     long ns = c->src_off[c->n], nt = c->tgt_off[c->n];
-    printf("  %-16s %6d pairs, %7ld + %7ld tokens (%.1f + %.1f a "
+    printf("  %-16s %5d pairs, %6ld + %6ld tokens (%.1f + %.1f a "
            "sentence)\n", split, c->n, ns, nt, (double)ns / c->n,
            (double)nt / c->n);
     if (dropped)
-        printf("  (%d training pairs longer than %d tokens left out)\n",
-               dropped, o->max_len);
+        printf("  (%d training pair%s longer than %d tokens left out)\n",
+               dropped, dropped == 1 ? "" : "s", o->max_len);
 }
 
 // ---- evaluation -------------------------------------------------------------
@@ -539,8 +540,8 @@ static void load_data(Run *r, const Options *o, uint64_t seed) {
     if (batcher_init(&r->tb, &r->train, o->batch_tokens, seed, &err) != 0
         || batcher_init(&r->vb, &r->val, o->batch_tokens, seed, &err) != 0)
         die("%s", err.msg);
-    printf("batches     %d of at most %d tokens an epoch, %.1f%% of them "
-           "padding\n", r->tb.n_batches, o->batch_tokens,
+    report_line("batches", "%d of at most %d tokens an epoch, %.1f%% of them "
+                "padding", r->tb.n_batches, o->batch_tokens,
            100 * batcher_padding(&r->tb));
 }
 
@@ -585,8 +586,8 @@ static void build_model(Run *r, Seq2Seq *m, float smoothing) {
         die("%s", err.msg);
     r->g.vocab = r->vocab;
     const Seq2SeqConfig *c = &r->g.model.cfg;
-    printf("model       d_model %d, %d + %d layers, %d heads, FFN %d, "
-           "tied embeddings: %zu parameters, %.0f MiB for training\n",
+    report_line("model", "d_model %d, %d + %d layers, %d heads, FFN %d, "
+                "tied embeddings: %zu parameters, %.0f MiB for training",
            c->n_embd, c->n_enc, c->n_dec, c->n_head, c->n_ffn,
            r->g.model.num_params, floats * 4.0 / (1 << 20));
 }
@@ -639,8 +640,8 @@ static void resume_run(Run *r, Options *o, const TrainConfig *tc) {
                    tc->steps, dir, step);
     o->max_len = m.cfg.max_len - 1;
     printf("%s", BANNER);
-    printf("tokenizer   %s: %d characters + %d merges = %d tokens (from "
-           "%s)\n", r->bpe.n_merges ? "BPE" : "characters", r->bpe.n_chars,
+    report_line("tokenizer", "%s: %d characters + %d merges = %d tokens "
+                "(from %s)", r->bpe.n_merges ? "BPE" : "characters", r->bpe.n_chars,
            r->bpe.n_merges, r->bpe.vocab_size, path);
     TrainState st;
     if (train_state_load(&st, dir, step, &err) != 0) die("%s", err.msg);
@@ -653,8 +654,8 @@ static void resume_run(Run *r, Options *o, const TrainConfig *tc) {
         die("%s", err.msg);
     train_state_free(&st);
     r->tb.drawn = r->tr.step;   // the batches go on where they stopped
-    printf("resumed     %s at step %d of %d\n", dir, r->tr.step,
-           r->tr.cfg.steps);
+    report_line("resumed", "%s at step %d of %d", dir, r->tr.step,
+                r->tr.cfg.steps);
 }
 
 static void run_free(Run *r) {
@@ -765,11 +766,12 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
                 tr->cfg.decay_steps = tr->cfg.steps;
                 p.total_steps = tr->cfg.steps;
                 if (tr->cfg.steps == was)
-                    printf("budget      all %d steps fit in %g minutes\n",
-                           was, o->minutes);
+                    report_line("budget", "all %d steps fit in %g minutes",
+                                was, o->minutes);
                 else
-                    printf("budget      %d of %d steps (%.1f epochs) fit in "
-                           "%g minutes (--steps %d repeats this run)\n",
+                    report_line("budget", "%d of %d steps (%.1f epochs) fit "
+                                "in %g minutes\n(--steps %d repeats this "
+                                "run)",
                            tr->cfg.steps, was,
                            (double)tr->cfg.steps / r->tb.n_batches,
                            o->minutes, tr->cfg.steps);
@@ -778,8 +780,8 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
             format_duration(per_step * r->tb.n_batches, epoch, sizeof epoch);
             format_duration(per_step * (tr->cfg.steps - first), run,
                             sizeof run);
-            printf("speed       %.0f tokens/s here: an epoch takes about "
-                   "%s, this run about %s\n", probe_tokens / probe_time,
+            report_line("speed", "%.0f tokens/s here: an epoch takes about "
+                        "%s, this run about %s", probe_tokens / probe_time,
                    epoch, run);
             fflush(stdout);
         }
@@ -892,13 +894,13 @@ int mt_main(int argc, char **argv) {
             die("--log %s: cannot write it: %s", o.log, strerror(errno));
     }
     const TrainConfig *c = &r.tr.cfg;
-    printf("training    %d steps (%.1f epochs), lr %g -> %g (warmup %d, "
-           "cosine), label smoothing %g, dropout %g\n", c->steps,
+    report_line("training", "%d steps (%.1f epochs), lr %g -> %g (warmup %d, "
+                "cosine), label smoothing %g, dropout %g", c->steps,
            (double)c->steps / r.tb.n_batches, c->lr, c->min_lr, c->warmup,
            o.smoothing, r.g.model.cfg.dropout);
     if (o.minutes > 0)
-        printf("            or as many steps as fit in %g minutes here, "
-               "measured over the first %d\n", o.minutes, 1 + SPEED_PROBE);
+        report_line("", "or as many steps as fit in %g minutes here, timed "
+                    "on the first %d", o.minutes, 1 + SPEED_PROBE);
     printf("\n");
 
     double train_time = 0;
@@ -907,16 +909,17 @@ int mt_main(int argc, char **argv) {
     if (log) log_close(log, o.log);
     if (train_time > 0)
         printf("\ntrained     %d steps in %.1f s: %.0f tokens/s (source + "
-               "target), %.0f target tokens/s\n", r.tr.step, train_time,
+               "target),\n            %.0f target tokens/s\n", r.tr.step,
+               train_time,
                tokens_done / train_time, targets_done / train_time);
     if (rc == RUN_DONE && *o.out)
-        printf("saved       %s/model.safetensors (./ch7 --checkpoint "
-               "%s/model.safetensors --translate TEXT)\n", o.out, o.out);
+        report_line("saved", "%s/model.safetensors (./ch7 --checkpoint "
+                    "%s/model.safetensors --translate TEXT)", o.out, o.out);
     if (rc == RUN_DONE && *o.save) {
         if (seq2seq_save(o.save, &r.g.model, r.tr.step, r.vocab, &err) != 0)
             die("%s", err.msg);
-        printf("saved       %s (./ch7 --checkpoint %s --translate TEXT)\n",
-               o.save, o.save);
+        report_line("saved", "%s (./ch7 --checkpoint %s --translate TEXT)",
+                    o.save, o.save);
     }
     if (rc == RUN_DONE) report_test(&r, &o);
     run_free(&r);

@@ -44,6 +44,8 @@ typedef struct {
     bool attached;
 } Gpu;
 
+static const char TITLE[] = "Chapter 8: the GPU";
+
 static int before(void *ctx) {
     Gpu *g = ctx;
     char why[160];
@@ -54,9 +56,12 @@ static int before(void *ctx) {
                 "products' precision: give one\n");
         return 2;
     }
-    if (!g->emulate && !cuda_device_present(why, sizeof why)) {
-        printf("no GPU here (%s): checking the kernels under the host "
-               "emulation instead\n", why);
+    bool no_gpu = !g->emulate && !cuda_device_present(why, sizeof why);
+    if (no_gpu || g->check || g->emulate)   // train_main prints it for a run
+        printf("== %s ==\n", TITLE);
+    if (no_gpu) {
+        printf("no GPU here (%s),\nso the kernels are checked under the "
+               "host emulation instead\n", why);
         return self_check(true);
     }
     if (g->check || g->emulate) return self_check(g->emulate);
@@ -143,6 +148,7 @@ int main(int argc, char **argv) {
     };
     const TrainBackend be = {
         .program = "ch8",
+        .title = TITLE,
         .about = "Chapter 8: chapter 6's training on the GPU (CUDA,\n"
                  "cuBLAS and this chapter's kernels). Without a GPU it\n"
                  "checks the kernels under the host emulation.",

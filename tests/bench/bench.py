@@ -119,8 +119,8 @@ int main(int argc, char **argv) {
 STEP_RE = re.compile(r"^step (\d+)/(\d+) \| loss (\S+) \| lr \S+ \| norm \S+"
                      r" \| ([\d.]+) ms \| (\d+) tok/s")
 SUMMARY_RE = re.compile(r"^summary: steps (\d+), ([\d.]+) s training, (\d+) "
-                        r"tokens/s \(median of steps \d+\.\.\), val (\S+), "
-                        r"peak memory ([\d.]+) MiB")
+                        r"tokens/s \(median of steps \d+\.\.\)\n +val (\S+), "
+                        r"peak memory ([\d.]+) MiB", re.M)
 REACHED_RE = re.compile(r"^reached val ([\d.]+) <= ([\d.]+) at step (\d+) "
                         r"after ([\d.]+) s")
 EVAL_RE = re.compile(r"^eval step (\d+): train (\S+), val (\S+)")
@@ -241,16 +241,15 @@ def children_cpu():
 
 
 def parse(out):
-    steps, summary, reached, evals = [], None, None, []
-    for line in out.splitlines():
-        line = line.rsplit("\r", 1)[-1].replace("\033[K", "")
+    steps, reached, evals = [], None, []
+    # what a terminal would show: each redrawn line as it was left
+    lines = [line.rsplit("\r", 1)[-1].replace("\033[K", "")
+             for line in out.splitlines()]
+    summary = SUMMARY_RE.search("\n".join(lines))   # two lines
+    for line in lines:
         m = STEP_RE.match(line)
         if m:
             steps.append(float(m.group(4)))
-            continue
-        m = SUMMARY_RE.match(line)
-        if m:
-            summary = m
             continue
         m = REACHED_RE.match(line)
         if m:

@@ -56,7 +56,7 @@ FILES = ["train.de", "train.en", "val.de", "val.en", "test_2016_flickr.de",
 TEST_SRC, TEST_REF = FILES[4], FILES[5]
 
 TRAINED_RE = re.compile(r"^trained\s+(\d+) steps in ([\d.]+) s: (\d+) "
-                        r"tokens/s \(source \+ target\), (\d+) target "
+                        r"tokens/s \(source \+ target\),\s+(\d+) target "
                         r"tokens/s", re.M)
 WAY_RE = re.compile(r"^([abcd])  (.+?)\s+([\d.]+) sentences/s", re.M)
 

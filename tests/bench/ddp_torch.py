@@ -62,7 +62,7 @@ def worker(rank, a, port):
         skip = 4 if len(step_s) > 8 else 0
         med = statistics.median(sorted(step_s[skip:]))
         print("summary: steps %d, %.2f s training, %.0f tokens/s (median of "
-              "steps %d..), val nan, peak memory %.1f MiB"
+              "steps %d..)\n         val nan, peak memory %.1f MiB"
               % (a.steps, sum(step_s), a.batch * a.block / med, skip + 1,
                  tt.peak_mib()), flush=True)
     dist.destroy_process_group()

@@ -32,8 +32,8 @@ It prints the same lines as ./ch6, so one parser reads both:
   step %d/%d | loss %.4f | lr %.2e | norm %.4f | %.1f ms | %.0f tok/s | ETA ...
   eval step %d: train %.4f, val %.4f
   reached val %.4f <= %.4f at step %d after %.2f s
-  summary: steps %d, %.2f s training, %.0f tokens/s (median of steps 5..),
-           val %.4f, peak memory %.1f MiB          (one line)
+  summary: steps %d, %.2f s training, %.0f tokens/s (median of steps 5..)
+           val %.4f, peak memory %.1f MiB
 
 "s training" is the sum of the steps' times (evaluations excluded); the time
 in "reached" is wall time since training started, evaluations included; peak
@@ -447,7 +447,7 @@ def main(argv=None):
     timed = sorted(step_ms[skip:])
     tok_s = tokens / (timed[len(timed) // 2] / 1e3) if timed else 0.0
     print("summary: steps %d, %.2f s training, %.0f tokens/s (median of "
-          "steps %d..), val %.4f, peak memory %.1f MiB"
+          "steps %d..)\n         val %.4f, peak memory %.1f MiB"
           % (step, train_s, tok_s, skip + 1, val_loss, peak_mib()),
           flush=True)
 

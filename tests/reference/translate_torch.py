@@ -28,7 +28,8 @@ mt.c:
 
 It prints a progress line every --print-every steps, then
 
-  trained     N steps in S s: X tokens/s (source + target), Y target tokens/s
+  trained     N steps in S s: X tokens/s (source + target),
+              Y target tokens/s
 
 with the same counts as ./ch7 (the real source ids and the non-pad
 targets, <eos> included; the steps' time only), and the greedy BLEU of
@@ -166,7 +167,7 @@ def main():
             print("step %d/%d  loss %.4f  lr %.1e  %.0f tok/s"
                   % (step + 1, steps, loss, lr, n / dt), flush=True)
     print("\ntrained     %d steps in %.1f s: %.0f tokens/s (source + "
-          "target), %.0f target tokens/s"
+          "target),\n            %.0f target tokens/s"
           % (steps, train_time, tokens / train_time, targets / train_time))
 
     model.eval()

@@ -110,7 +110,8 @@ def run(label, cmd, timeout):
         return None
     r = bench.parse(out)
     for line in out.splitlines():
-        if "GPU:" in line or line.startswith("summary"):
+        if ("GPU:" in line or line.startswith("summary")
+                or line.startswith("         val ")):   # the summary's
             print("    " + line.strip())
     return r
 

@@ -1,0 +1,25 @@
+// report.h - the chapter programs' report lines, at most 80 columns wide:
+//
+//   training    preset default: batch 16 x 128 = 2048 tokens/step, 1800
+//               steps, lr 0.002 -> 0.0002 (warmup 100, cosine to step 1800)
+//
+// A label in a field of 12 columns, then the text, folded between words so
+// that a terminal of 80 columns never wraps it in the middle of a number.
+#ifndef COMMON_REPORT_H
+#define COMMON_REPORT_H
+
+#include <stdio.h>
+
+enum { REPORT_INDENT = 12, REPORT_WIDTH = 80 };
+
+// Prints text to out from column col, breaking between words before a word
+// would pass column width; each new line starts with indent spaces. A
+// newline in text also starts such a line. A word longer than a line is
+// printed whole. Ends with a newline.
+void fold_print(FILE *out, const char *text, int col, int indent, int width);
+
+// printf's format into "label       text", folded as above, to stdout.
+void report_line(const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif
