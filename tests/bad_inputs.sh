@@ -321,7 +321,7 @@ bad flag 2 "unknown flag '--learning-rate'" ch6 --learning-rate 1e-3
 bad flag 2 "--out needs a value" ch6 --out
 bad flag 2 "--steps expects an integer, got '1e3'" ch6 --steps 1e3
 bad range 2 "--batch must be in [1, 1e+09], got -2" ch6 --batch -2
-bad range 2 "--eval-iters must be in [1, 1e+09], got 0" ch6 --eval-iters 0
+bad range 2 "--eval-iters must be in [1, 10000], got 0" ch6 --eval-iters 0
 bad range 2 "--sample-chars must be in [0, 100000], got 1000000000" ch6 \
     --sample-chars 1000000000
 bad size 1 "training needs " ch6 "${t6[@]}" --batch 100000000 --steps 1

@@ -212,7 +212,9 @@ static void parse_flags(Options *o, int argc, char **argv,
         0.999999}, {"weight-decay", t->adamw.weight_decay, 0, 1e30},
         {"grad-clip", t->grad_clip, 0, 1e30},
         {"eval-every", t->eval_every, 0, 1e9},
-        {"eval-iters", t->eval_iters, 1, 1e9},
+        // 10,000 batches of each split: 100 times nanoGPT's 200, and some
+        // minutes an evaluation here; more would only look like a hang
+        {"eval-iters", t->eval_iters, 1, 10000},
         {"threads", o->threads, 0, 1024}, {"save-every", o->save_every, 0,
         1e9}, {"sample-chars", o->sample_chars, 0, 100000},
         {"print-every", o->print_every, 1, 1e9},
@@ -783,6 +785,12 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     attach_backend(&r);
     print_title(be);
     print_run(&r, &o, threads);
+    // an output that cannot be written (a full disk) stops the run now,
+    // not after it trained to the end
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        die("cannot write the output%s%s", errno ? ": " : "",
+            errno ? strerror(errno) : "");
 
     Outcome out = {0};
     train(&r, &o, log, &out);

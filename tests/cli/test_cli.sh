@@ -142,6 +142,16 @@ fi
 tiny=(--layers 1 --heads 1 --embd 8 --block 8 --batch 2 --eval-iters 1
       --sample-chars 0 --quiet --threads 1)
 expect 2 "--lr must be in [" ch6 --lr -1
+expect 2 "--eval-iters must be in [1, 10000], got 100000000" ch6 \
+    --eval-iters 100000000
+# a full disk under the output: stopped before the training, not after it
+# (which would have saved the model first)
+runs=$((runs + 1))
+"$BIN/ch6" "${tiny[@]}" --steps 50 --out "$TMP/full" >/dev/full 2>"$TMP/err"
+rc=$?
+[ "$rc" = 1 ] && grep -qF "cannot write the output: No space left" "$TMP/err" \
+    && [ ! -e "$TMP/full/model.safetensors" ] \
+    || fail "ch6 >/dev/full: status $rc, trained or no message: $(cat "$TMP/err")"
 expect 2 "--batch must be in [1, " ch6 --batch 0
 expect 2 "--bias must be in [0, 1], got 2" ch6 --bias=2
 (cd "$TMP" && expect 1 "make data" ch6 --steps 1)
