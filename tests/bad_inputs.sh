@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # bad_inputs.sh - a catalogue of bad inputs for the chapter programs ./ch1
-# .. ./ch7: bad flags and numbers, bad files, damaged and mismatched
+# .. ./ch8: bad flags and numbers, bad files, damaged and mismatched
 # checkpoints, half-written run folders, outputs that cannot be written.
 # Run by `make check` from the repository root:
 #
-#   bash tests/bad_inputs.sh [folder holding ch1 .. ch7]   (default: .)
+#   bash tests/bad_inputs.sh [folder holding ch1 .. ch8]   (default: .)
+#
+# (./ch8 is there only where nvcc built it. Without a GPU it checks its
+# kernels instead of training, so its files are never read there: its
+# cases are its flags and its output.)
 #
 # Every case must end the way DESIGN.md asks: exit status 1 (a file or its
 # data) or 2 (a usage error) as the case says, never 0 or a signal, within
@@ -569,6 +573,24 @@ bad out 1 "--log $DEVFULL: cannot write it: No space left on device" ch7 \
     "${mt[@]}" --steps 1 --log "$DEVFULL"
 FSIZE=$FULL_FSIZE bad out 1 "--log $FULL/log.csv: cannot write it: $NOSPACE" \
     ch7 "${mt[@]}" --steps 1 --log "$FULL/log.csv"
+
+# ---- ch8: the GPU (flags only: see the top) ---------------------------------
+if [ -x "$BIN/ch8" ]; then
+    bad flag 2 "unknown flag '--gpu'" ch8 --gpu
+    bad flag 2 "--check is a switch: write --check=1, not a separate '1'" \
+        ch8 --check 1
+    bad flag 2 "--flash expects 0 or 1, got 'yes'" ch8 --flash=yes
+    bad flag 2 "--tf32 and --bf16 both set the matrix products' precision" \
+        ch8 --tf32 --bf16
+    bad range 2 "--causal-block must be in [0, 65536], got 70000" ch8 \
+        --causal-block 70000
+    bad range 2 "--batch must be in [1, 1e+09], got 0" ch8 --batch 0
+    bad range 2 "--eval-iters must be in [1, 10000], got 100000" ch8 \
+        --eval-iters 100000
+    bad real 2 "--lr expects a finite number, got 'nan'" ch8 --lr nan
+    STDOUT=$DEVFULL bad out 1 "cannot write the output: No space left on \
+device" ch8 --emulate
+fi
 
 # ---- every program: a report that cannot be written -------------------------
 # Standard output on a full disk: the program must not end with status 0
