@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# lease.sh - chapter 8's measurements for one short loan of a GPU machine,
+# in the order of their value, each under a time limit, so that a lease of
+# about ten minutes brings back the most it can:
+#
+#   bash tests/bench/cuda/lease.sh [folder for the logs]   (default: $OUT,
+#                                                            else build/lease)
+#
+#  1. the machine: GPU, driver, CPU, PyTorch;
+#  2. ./ch5, ./ch6 and ./ch8 built for this GPU's compute capability, with
+#     NO_BLAS=1 (such a machine has no OpenBLAS, and needs none: the CPU
+#     side only checks);
+#  3. ./ch8 --check: every kernel against the CPU, on the device;
+#  4. bench_gpu.py at nanoGPT's shape: ./ch8 in fp32 and bf16 (with the
+#     causal blocks and without), against PyTorch eager in both;
+#  5. the same at the GPT-2 shape (block 1,024), in bf16;
+#  6. the attention kernel benchmark (attention_blocks.cu), v1 to v3;
+#  7. gpu_check.sh without the sanitizers: losses against the CPU, run to
+#     run, checkpoints across the two.
+# A step that fails or runs out of time is reported and the next one runs.
+# Needs data/tinyshakespeare.txt (the machine has no network: carry it).
+# The summary lines at the end are what the chapter's tables need.
+set -u
+D=${1:-${OUT:-build/lease}}
+mkdir -p "$D"
+T0=$(date +%s)
+fails=0
+
+# step NAME SECONDS CMD...: runs CMD under a time limit, its output into
+# $D/NAME.log, and says how it ended and how long it took.
+step() {
+    local name=$1 limit=$2 t=$SECONDS
+    shift 2
+    echo "== $name (at $(($(date +%s) - T0)) s, limit $limit s)"
+    timeout "$limit" "$@" >"$D/$name.log" 2>&1
+    local rc=$?
+    if [ "$rc" = 0 ]; then
+        echo "   ok, $((SECONDS - t)) s"
+    else
+        fails=$((fails + 1))
+        [ "$rc" = 124 ] && echo "   TIMED OUT after $limit s" \
+            || echo "   FAILED (status $rc), $((SECONDS - t)) s"
+        tail -n 5 "$D/$name.log" | sed 's/^/   | /'
+    fi
+    return "$rc"
+}
+
+[ -f data/tinyshakespeare.txt ] \
+    || { echo "lease: data/tinyshakespeare.txt is missing" >&2; exit 2; }
+{
+    nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap \
+        --format=csv,noheader
+    grep -m1 "model name" /proc/cpuinfo
+    echo "cores: $(nproc)"
+    python3 -c "import torch; print('torch', torch.__version__)" 2>&1
+    nvcc --version | tail -n 1
+} >"$D/machine.txt" 2>&1
+cat "$D/machine.txt"
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 \
+     | tr -d '. ')
+[ -n "$cc" ] || cc=90
+
+step build 300 make -j"$(nproc)" ch5 ch6 ch8 NO_BLAS=1 \
+    CUDA_ARCH="$cc" || { echo "lease: the build failed" >&2; exit 1; }
+step check 120 ./ch8 --check
+B=tests/bench/cuda/bench_gpu.py
+step bench-nanogpt 240 python3 "$B" --steps 60 --quick --models nanogpt \
+    --only "ch8,ch8 --bf16,ch8 --bf16 --causal-block 0,torch eager,torch eager bf16"
+step bench-gpt2 180 python3 "$B" --steps 30 --quick \
+    --models gpt2-124M-shape --only "ch8 --bf16,torch eager bf16"
+step kernels 120 make -j"$(nproc)" NO_BLAS=1 CUDA_ARCH="$cc" \
+    build/cc-noblas/tests/bench/cuda/attention_blocks.gpu
+[ -x build/cc-noblas/tests/bench/cuda/attention_blocks.gpu ] \
+    && step attention-blocks 120 build/cc-noblas/tests/bench/cuda/attention_blocks.gpu
+SANITIZERS=0 step gpu-check 180 bash tests/bench/cuda/gpu_check.sh "$D/gpu-check"
+
+echo "== summary ($(($(date +%s) - T0)) s in all, $fails step(s) failed)"
+tail -n 1 "$D/check.log" 2>/dev/null
+for f in bench-nanogpt bench-gpt2; do
+    [ -f "$D/$f.log" ] && grep -E '^\|' "$D/$f.log"
+done
+[ "$fails" = 0 ]
