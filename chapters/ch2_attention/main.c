@@ -307,11 +307,11 @@ static void show_gradcheck(uint64_t seed) {
                 "|gradient| of each tensor:", B, T, C, NH);
     report_line("", "inp %.1e  c_attn.weight %.1e  c_attn.bias %.1e\n"
                 "c_proj.weight %.1e  c_proj.bias %.1e",
-           check_param(&g, l.x, dx, B * T * C),
-           check_param(&g, l.w_attn, dwa, 3 * C * C),
-           check_param(&g, l.b_attn, dba, 3 * C),
-           check_param(&g, l.w_proj, dwp, C * C),
-           check_param(&g, l.b_proj, dbp, C));
+                check_param(&g, l.x, dx, B * T * C),
+                check_param(&g, l.w_attn, dwa, 3 * C * C),
+                check_param(&g, l.b_attn, dba, 3 * C),
+                check_param(&g, l.w_proj, dwp, C * C),
+                check_param(&g, l.b_proj, dbp, C));
     mha_scratch_free(&s);
     free(grads);
     layer_free(&l);

@@ -408,15 +408,15 @@ int main(int argc, char **argv) {
             report_line("loss", "%.4f on the first %d characters of %s;\na "
                         "uniform guess scores ln %d = %.4f: the small init "
                         "makes every logit near 0", untrained_loss,
-                   16 * m.cfg.block_size + 1, data, m.cfg.vocab_size,
-                   log((double)m.cfg.vocab_size));
+                        16 * m.cfg.block_size + 1, data, m.cfg.vocab_size,
+                        log((double)m.cfg.vocab_size));
         size_t room = n_prompt + (size_t)tokens;
         ids = xrealloc(ids, room * sizeof *ids);
         if (!sample_only) {
             report_line("sample", "%d characters, temperature %g, top-k %d, "
-                        "top-p %g, seed %llu, %s", tokens, temperature, top_k,
-                   top_p, (unsigned long long)seed,
-                   no_cache ? "no KV cache" : "KV cache");
+                        "top-p %g, seed %llu, %s", tokens, temperature,
+                        top_k, top_p, (unsigned long long)seed,
+                        no_cache ? "no KV cache" : "KV cache");
             printf("----\n");
         }
         printf("%s", prompt);
@@ -430,9 +430,9 @@ int main(int argc, char **argv) {
             printf("----\n");
             report_line("speed", "%d tokens in %.3f s: %.0f tokens/s (%d full "
                         "pass%s over the context, %s window)", st.tokens,
-                   st.seconds,
-                   st.tokens / (st.seconds > 0 ? st.seconds : 1e-9),
-                   st.prefills, st.prefills == 1 ? "" : "es", window);
+                        st.seconds,
+                        st.tokens / (st.seconds > 0 ? st.seconds : 1e-9),
+                        st.prefills, st.prefills == 1 ? "" : "es", window);
         }
         if (!sample_only && !no_cache && tokens > 0 && tokens <= 1000) {
             // the same generation the naive way, for the comparison
@@ -445,10 +445,10 @@ int main(int argc, char **argv) {
             bool same = memcmp(ids, again, room * sizeof *ids) == 0;
             report_line("", "without the cache: %.0f tokens/s (%d full "
                         "pass%s), %.1fx slower; same text: %s",
-                   slow.tokens / (slow.seconds > 0 ? slow.seconds : 1e-9),
-                   slow.prefills, slow.prefills == 1 ? "" : "es",
-                   slow.seconds / (st.seconds > 0 ? st.seconds : 1e-9),
-                   same ? "yes" : "NO");
+                        slow.tokens / (slow.seconds > 0 ? slow.seconds : 1e-9),
+                        slow.prefills, slow.prefills == 1 ? "" : "es",
+                        slow.seconds / (st.seconds > 0 ? st.seconds : 1e-9),
+                        same ? "yes" : "NO");
             free(again);
             if (*plot_dir) {
                 write_generation(&m, ids, (int)n_prompt, opt, plot_dir);

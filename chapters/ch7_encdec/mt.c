@@ -282,8 +282,8 @@ static void learn_tokenizer(Bpe *bpe, const Options *o) {
     }
     report_line("tokenizer", "%s: %d characters + %d merges = %d tokens "
                 "(learnt in %.2f s on both languages' training text)",
-           o->merges ? "BPE" : "characters", bpe->n_chars, bpe->n_merges,
-           bpe->vocab_size, time_now() - t0);
+                o->merges ? "BPE" : "characters", bpe->n_chars,
+                bpe->n_merges, bpe->vocab_size, time_now() - t0);
     free(texts[0]);
     free(texts[1]);
 }
@@ -542,7 +542,7 @@ static void load_data(Run *r, const Options *o, uint64_t seed) {
         die("%s", err.msg);
     report_line("batches", "%d of at most %d tokens an epoch, %.1f%% of them "
                 "padding", r->tb.n_batches, o->batch_tokens,
-           100 * batcher_padding(&r->tb));
+                100 * batcher_padding(&r->tb));
 }
 
 // The activations' capacity: B rows of S and T tokens that hold the
@@ -588,8 +588,8 @@ static void build_model(Run *r, Seq2Seq *m, float smoothing) {
     const Seq2SeqConfig *c = &r->g.model.cfg;
     report_line("model", "d_model %d, %d + %d layers, %d heads, FFN %d, "
                 "tied embeddings: %zu parameters, %.0f MiB for training",
-           c->n_embd, c->n_enc, c->n_dec, c->n_head, c->n_ffn,
-           r->g.model.num_params, floats * 4.0 / (1 << 20));
+                c->n_embd, c->n_enc, c->n_dec, c->n_head, c->n_ffn,
+                r->g.model.num_params, floats * 4.0 / (1 << 20));
 }
 
 static const char BANNER[] = "== Chapter 7: German to English ==\n\n";
@@ -641,8 +641,8 @@ static void resume_run(Run *r, Options *o, const TrainConfig *tc) {
     o->max_len = m.cfg.max_len - 1;
     printf("%s", BANNER);
     report_line("tokenizer", "%s: %d characters + %d merges = %d tokens "
-                "(from %s)", r->bpe.n_merges ? "BPE" : "characters", r->bpe.n_chars,
-           r->bpe.n_merges, r->bpe.vocab_size, path);
+                "(from %s)", r->bpe.n_merges ? "BPE" : "characters",
+                r->bpe.n_chars, r->bpe.n_merges, r->bpe.vocab_size, path);
     TrainState st;
     if (train_state_load(&st, dir, step, &err) != 0) die("%s", err.msg);
     load_data(r, o, st.cfg.seed);
@@ -771,10 +771,9 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
                 else
                     report_line("budget", "%d of %d steps (%.1f epochs) fit "
                                 "in %g minutes\n(--steps %d repeats this "
-                                "run)",
-                           tr->cfg.steps, was,
-                           (double)tr->cfg.steps / r->tb.n_batches,
-                           o->minutes, tr->cfg.steps);
+                                "run)", tr->cfg.steps, was,
+                                (double)tr->cfg.steps / r->tb.n_batches,
+                                o->minutes, tr->cfg.steps);
             }
             char epoch[32], run[32];
             format_duration(per_step * r->tb.n_batches, epoch, sizeof epoch);
@@ -782,7 +781,7 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
                             sizeof run);
             report_line("speed", "%.0f tokens/s here: an epoch takes about "
                         "%s, this run about %s", probe_tokens / probe_time,
-                   epoch, run);
+                        epoch, run);
             fflush(stdout);
         }
         bool last = tr->step == tr->cfg.steps;
@@ -896,8 +895,8 @@ int mt_main(int argc, char **argv) {
     const TrainConfig *c = &r.tr.cfg;
     report_line("training", "%d steps (%.1f epochs), lr %g -> %g (warmup %d, "
                 "cosine), label smoothing %g, dropout %g", c->steps,
-           (double)c->steps / r.tb.n_batches, c->lr, c->min_lr, c->warmup,
-           o.smoothing, r.g.model.cfg.dropout);
+                (double)c->steps / r.tb.n_batches, c->lr, c->min_lr,
+                c->warmup, o.smoothing, r.g.model.cfg.dropout);
     if (o.minutes > 0)
         report_line("", "or as many steps as fit in %g minutes here, timed "
                     "on the first %d", o.minutes, 1 + SPEED_PROBE);
