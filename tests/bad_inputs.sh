@@ -301,7 +301,7 @@ edit_header "$D/m5.st" '"shape":[65,16]' '"shape":[65,61]' "$D/m5.shape"
 bad ckpt 1 "shape [65, 61] F32 needs 15860 bytes, data_offsets give 4160" \
     ch5 --checkpoint "$D/m5.shape" --sample-only
 # another model's checkpoint: chapter 7's, and chapter 6's optimiser state
-bad ckpt 1 "$D/mt.st: the config metadata has no \"vocab_size\"" ch5 \
+bad ckpt 1 "$D/mt.st is chapter 7's encoder-decoder, not a GPT (./ch7" ch5 \
     --checkpoint "$D/mt.st" --sample-only
 bad ckpt 1 "no \"config\" in the metadata; is this a chapter 5 checkpoint?" \
     ch5 --checkpoint "$D/run6/state-2.safetensors" --sample-only
@@ -380,7 +380,7 @@ bad resume 1 "cannot open $R/other/state-2.safetensors" ch6 --resume \
     "$R/other" "${r6[@]}"
 bad resume 1 "$R/mixed/state-2.safetensors: holds step 4, the model step 2" \
     ch6 --resume "$R/mixed" "${r6[@]}"
-bad resume 1 "the config metadata has no \"vocab_size\"" ch6 --resume \
+bad resume 1 "is chapter 7's encoder-decoder, not a GPT" ch6 --resume \
     "$R/ch7" "${r6[@]}"
 # the saved run's files damaged
 for what in model state; do
@@ -473,7 +473,7 @@ for n in 8 $((8 + h7 / 2)) $((8 + h7 + (s7 - 8 - h7) / 2)) $((s7 - 1)); do
     cut_at "$D/mt.st" "$n" "$D/mt.cut$n"
     bad ckpt 1 "$D/mt.cut$n: " ch7 --checkpoint "$D/mt.cut$n" --translate x
 done
-bad ckpt 1 "$D/m5.st: the config metadata has no \"src_vocab\"" ch7 \
+bad ckpt 1 "$D/m5.st is a GPT of chapters 5 and 6, not chapter 7's" ch7 \
     --checkpoint "$D/m5.st" --translate x
 bad ckpt 1 "$D/rev.st: not a translation model" ch7 --checkpoint \
     "$D/rev.st" --translate x
@@ -543,7 +543,7 @@ bad resume 1 "cannot open $R/json/translate.json" ch7 --resume "$R/json" \
     "${r7[@]}"
 bad resume 1 "cannot open $R/other/state-2.safetensors" ch7 --resume \
     "$R/other" "${r7[@]}"
-bad resume 1 "$R/ch6/model.safetensors: the config metadata has no" ch7 \
+bad resume 1 "$R/ch6/model.safetensors is a GPT of chapters 5 and 6" ch7 \
     --resume "$R/ch6" "${r7[@]}"
 bad resume 1 "$R/badjson/translate.json: JSON: unexpected end of input" ch7 \
     --resume "$R/badjson" "${r7[@]}"

@@ -82,6 +82,9 @@ static int parse_config(const StFile *f, GptConfig *c, Error *err) {
     if (cfg->type != JSON_OBJECT)
         error_set(err, "%s: config metadata is %s, expected an object", path,
                   json_type_name(cfg->type));
+    else if (json_get(cfg, "src_vocab") && !json_get(cfg, "vocab_size"))
+        error_set(err, "%s is chapter 7's encoder-decoder, not a GPT "
+                  "(./ch7 reads it)", path);
     else if (config_int(cfg, "vocab_size", 1, &c->vocab_size, path, err) != 0
              || config_int(cfg, "block_size", 1, &c->block_size, path, err)
              || config_int(cfg, "n_layer", 1, &c->n_layer, path, err)
