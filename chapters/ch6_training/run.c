@@ -379,10 +379,11 @@ static void print_run(const Run *r, const Options *o, int threads) {
     const GptConfig *mc = &r->gpt.model.cfg;
     const TrainConfig *c = &r->trainer.cfg;
     int B = c->batch, T = mc->block_size;
-    report_line("model", "%d layers, %d heads, %d wide, block %d, dropout "
-                "%g, bias %s: %zu parameters", mc->n_layer, mc->n_head,
-                mc->n_embd, T, mc->dropout, mc->bias ? "true" : "false",
-                r->gpt.model.num_params);
+    report_line("model", "%d layer%s, %d head%s, %d wide, block %d, "
+                "dropout %g, bias %s: %zu parameters", mc->n_layer,
+                mc->n_layer == 1 ? "" : "s", mc->n_head,
+                mc->n_head == 1 ? "" : "s", mc->n_embd, T, mc->dropout,
+                mc->bias ? "true" : "false", r->gpt.model.num_params);
     char sched[96];
     if (c->min_lr == c->lr && c->warmup == 0)
         snprintf(sched, sizeof sched, "constant");
@@ -456,6 +457,7 @@ typedef struct {
     double *times;        // the time of each step
     int n_times, cap_times;
     double train_time, last_val;
+    double start;         // time_now() when training began
     int exit_code;        // 0, 1 (a failed step) or 130 (Ctrl-C)
 } Outcome;
 
@@ -475,8 +477,10 @@ static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
         show_sample(r, o->sample_chars / 3, (uint64_t)t->step);
     }
     if (o->stop_at_val > 0 && vl <= o->stop_at_val) {
-        printf("reached val %.4f <= %.4f at step %d\n", vl, o->stop_at_val,
-               t->step);
+        // the wall time, evaluations included (tests/bench/bench.py reads
+        // this line, and train_torch.py writes it the same way)
+        printf("reached val %.4f <= %.4f at step %d after %.2f s\n", vl,
+               o->stop_at_val, t->step, time_now() - out->start);
         *reached = true;
     }
 }
@@ -553,6 +557,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     // rank between the agreement and the next test of the loop.
     bool reached = false, stop = false;
     double start = time_now();
+    out->start = start;
     while (t->step < c->steps && !reached && !stop) {
         StepResult s;
         Error err;

@@ -195,6 +195,14 @@ expect 0 "eval step 10:" ch6 "${tiny[@]}" --steps 10 --warmup 10 \
 grep '^eval' "$TMP/out" | cmp -s - "$TMP/budget" \
     || fail "ch6: --minutes and the --steps it printed train differently"
 expect 0 "(default: 5)" ch6 --help
+# --stop-at-val: the run ends at the first evaluation at or below it, and
+# says when, in the words tests/bench/bench.py reads (step and seconds)
+expect 0 "" ch6 "${tiny[@]}" --steps 100 --eval-every 5 --stop-at-val 4.3
+grep -qE "^reached val 4\.[0-9]{4} <= 4\.3000 at step 5 after [0-9]+\.[0-9]{2} s$" \
+    "$TMP/out" && grep -q "^summary: steps 5," "$TMP/out" \
+    || fail "ch6 --stop-at-val: no 'reached ... after' line, or more steps"
+grep -q "^model       1 layer, 1 head, 8 wide" "$TMP/out" \
+    || fail "ch6: '1 layer, 1 head' in the model line"
 expect 0 "(default: 0)" ch6 --preset notes --help
 
 # ch7
