@@ -233,16 +233,17 @@ ctrl_c() {
 ctrl_c ch6 "${gpt[@]}"
 ctrl_c ch7 "${mt[@]}"
 
-# A second Ctrl-C while an evaluation of many batches runs (seconds):
-# the program quits at once instead of finishing it.
+# A second Ctrl-C while an evaluation of many batches runs (seconds: the
+# most batches --eval-iters takes, 10,000, of 8 x 16 tokens each): the
+# program quits at once instead of finishing it.
 # (the first checkpoint is saved at step 1; step 2 ends with the long
 # evaluation, which the two Ctrl-Cs interrupt)
 dir=$TMP/int6twice
 mkdir -p "$dir"
 "$BIN/killwatch" --dir "$dir" --on 'moved:model.safetensors' \
     --delay-us 100000 --signal 2 --again-ms 100 -- "$BIN/ch6" \
-    --layers 1 --heads 1 --embd 16 --block 8 --batch 2 --sample-chars 0 \
-    --quiet --threads 1 --steps 3 --eval-every 2 --eval-iters 1000000 \
+    --layers 1 --heads 1 --embd 16 --block 16 --batch 8 --sample-chars 0 \
+    --quiet --threads 1 --steps 3 --eval-every 2 --eval-iters 10000 \
     --save-every 1 --out "$dir" >"$TMP/kw" 2>"$TMP/err"
 ms=$(sed -n 's/^exit 130 at .*, ended \([0-9]*\) ms after the signal$/\1/p' \
      "$TMP/kw")
