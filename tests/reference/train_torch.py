@@ -27,7 +27,9 @@ global generator, as nanoGPT: initialisation, batches and dropout share it).
 An evaluation is the mean loss of eval_iters random batches of train and of
 val, in eval mode.
 
-It prints the same lines as ./ch6, so one parser reads both:
+Its evaluation, "reached" and summary lines are ./ch6's, so that one
+parser (tests/bench/bench.py) reads both; its step lines are its own, with
+each step's time in ms:
 
   step %d/%d | loss %.4f | lr %.2e | norm %.4f | %.1f ms | %.0f tok/s | ETA ...
   eval step %d: train %.4f, val %.4f
