@@ -1,8 +1,7 @@
 // report.h - the chapter programs' report lines, at most 80 columns wide:
 //
-//   training    preset default: batch 16 x 128 = 2048 tokens/step, 1800 steps, lr
-//               0.002 -> 0.0002 (warmup 100, cosine to step 1800), AdamW betas (0.9,
-//               0.99), weight decay 0.1, clip 1, 2 threads
+//   model       4 layers, 4 heads, 128 wide, block 128, dropout 0, bias false:
+//               812288 parameters
 //
 // A label in a field of 12 columns, then the text, folded between words so
 // that a terminal of 80 columns never wraps it in the middle of a number.
