@@ -19,7 +19,7 @@
 typedef struct {
     int bos, eos;   // the start and end tokens
     int extra;      // the length limit: source length + extra
-    int beam;       // beam width k (1: greedy gives the same)
+    int beam;       // beam width k (1 with alpha 0: greedy's output)
     float alpha;    // length normalisation, below
 } DecodeConfig;
 
@@ -28,7 +28,8 @@ DecodeConfig decode_config_default(void);
 
 //> greedy-api
 // Greedy decoding of B sources (B, S): at every step each sentence takes
-// its most likely next token. st must be allocated with copies = 1, for
+// its most likely next token, of equal logits the lowest id (the first
+// of the largest). st must be allocated with copies = 1, for
 // at least B sources of S tokens. out (B, max_out): row b gets len[b]
 // tokens (the rest is left as it was); done[b] (may be NULL) tells
 // whether the sentence ended with <eos>. Returns 0, or -1 with a message.
@@ -50,9 +51,12 @@ int greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
 // when no live beam can still beat its best finished one: log P only
 // falls as a beam grows, so a live beam's best possible score is its log
 // P over the longest length allowed, to the alpha. At the length limit
-// the live beams count as finished. st must be allocated with copies =
-// dc->beam. Returns the best of each source as greedy_decode does; score
-// (B,) may be NULL.
+// the live beams count as finished. Ties: candidates of equal log P rank
+// by the lower beam (row), then the lower token, and a finished
+// hypothesis replaces the best only with a greater score; so width 1
+// with alpha 0 makes greedy decoding's choices, ties included. st must be
+// allocated with copies = dc->beam. Returns the best of each source as
+// greedy_decode does; score (B,) may be NULL.
 int beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src, int B,
                 int S, const DecodeConfig *dc, int *out, int max_out,
                 int *len, bool *done, float *score, Error *err);

@@ -47,6 +47,22 @@
 //   greedy's output, on 24 random models (tied and untied, with and
 //   without the bias trick). A beam that drops the hypotheses reaching
 //   the length limit (*), or a greedy limit one short (*), fails it.
+// decode_ties_take_the_lowest_id: models in which two pairs of tokens
+//   (<eos> and 6, 4 and 8) have equal logits at every step, exactly
+//   (each one's generator row holds one bias and zeros), one pair holding
+//   the largest logit at a quarter or a half of the steps: greedy_decode,
+//   and beam_decode of width 1 with alpha 0, give the output of decode.h's
+//   rule (of equal logits the lowest id) worked out without a cache, with
+//   <eos> the lower of its pair and then the higher; ties decide at least
+//   10 choices of each pair. An argmax that takes the last of equal
+//   maxima (*), or a beam that ranks equal candidates by the higher token
+//   (*), fails it.
+// decode_beam_ties_follow_the_order: a model whose parameters are all 0,
+//   so that every logit ties, and beams of width 1 to 3: the answer that
+//   the order of candidates names (the lower row, then the lower token,
+//   the first of equal scores kept), worked out by hand, with its score.
+//   Ranking equal candidates by the higher row (*) or the higher token
+//   (*), or an equal score replacing the best (*), fails it.
 // decode_beam_finds_the_best: a model small enough to enumerate every
 //   output (target symbols 3 and 4, <eos> 2; outputs of at most 4
 //   tokens): the log-probability of each sequence from the full forward
@@ -175,6 +191,7 @@ static const float *ref_last(Ref *r, const Seq2Seq *m, const int *src,
     return seq2seq_logits(&r->a) + (size_t)n * m->cfg.tgt_vocab;
 }
 
+// The first of the largest: of equal logits, the lowest id (decode.h).
 static int argmax(const float *z, int V) {
     int y = 0;
     for (int v = 1; v < V; v++)
@@ -189,21 +206,26 @@ static void log_softmax(double *lp, const float *z, int V) {
     for (int v = 0; v < V; v++) lp[v] = (double)z[v] - mx - log(sum);
 }
 
-// Greedy decoding of one source without a cache: returns the length, the
-// tokens in y, whether it ended with <eos> in *done.
-static int ref_greedy(Ref *r, const Seq2Seq *m, const int *src, int limit,
-                      int *y, bool *done) {
+// Greedy decoding of one source without a cache, with <eos> eos: returns
+// the length, the tokens in y, whether it ended with <eos> in *done.
+static int ref_greedy_eos(Ref *r, const Seq2Seq *m, const int *src,
+                          int limit, int eos, int *y, bool *done) {
     int n = 0;
     *done = false;
     while (n < limit) {
         int v = argmax(ref_last(r, m, src, y, n), m->cfg.tgt_vocab);
-        if (v == EOS) {
+        if (v == eos) {
             *done = true;
             break;
         }
         y[n++] = v;
     }
     return n;
+}
+
+static int ref_greedy(Ref *r, const Seq2Seq *m, const int *src, int limit,
+                      int *y, bool *done) {
+    return ref_greedy_eos(r, m, src, limit, EOS, y, done);
 }
 
 // ---- seq2seq_step against the forward pass ---------------------------------
@@ -564,6 +586,210 @@ START_TEST(decode_beam1_is_greedy) {
 }
 END_TEST
 
+// ---- ties ------------------------------------------------------------------
+
+// A model in which two pairs of target tokens have equal logits at every
+// step, to the last bit: each one's row of the generator is 0 but for
+// column 0, which the bias trick multiplies by exactly 1, so that its
+// logit is beta + 0 + ... + 0 = beta, in whatever order a matrix product
+// sums. <eos> and 6 make one pair, 4 and 8 the other; 3, 5, 7 and 9 keep
+// their random rows. Pair `top` gets the quantile q of the largest of
+// those four logits over the positions of a teacher-forced batch (src,
+// random targets), so that it holds the largest logit at about that
+// share of the steps, whatever the scale of the model's logits; the
+// other pair, 1 below it, never does.
+enum { TV = 10 };
+static const int TIE_PAIRS[2][2] = {{EOS, 6}, {4, 8}};
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void tie_model(Seq2Seq *m, uint64_t seed, int top, double q,
+                      const int *src, int B, int S) {
+    ModelSpec ms = {.tie = false, .scale = 2.0f, .biased = true,
+                    .no_bos = true};
+    model_make(m, TV, &ms, seed);
+    enum { T = 8 };
+    int *tgt = xmalloc((size_t)B * T * sizeof *tgt);
+    Rng rng;
+    rng_seed(&rng, seed + 1);
+    for (int i = 0; i < B * T; i++)
+        tgt[i] = i % T == 0 ? BOS : 3 + (int)rng_below(&rng, TV - 3);
+    Seq2SeqActs a;
+    Error err;
+    ck_assert(seq2seq_acts_alloc(&a, &m->cfg, B, S, T, &err) == 0);
+    ck_assert_msg(seq2seq_forward(m, &a, src, tgt, NULL, B, S, T, 0.0f,
+                                  false, NULL, NULL, &err) == 0, "%s",
+                  err.msg);
+    float *most = xmalloc((size_t)B * T * sizeof *most);
+    for (int i = 0; i < B * T; i++) {
+        const float *z = seq2seq_logits(&a) + (size_t)i * TV;
+        most[i] = z[3];
+        for (int v = 5; v < TV; v += 2) most[i] = fmaxf(most[i], z[v]);
+    }
+    qsort(most, (size_t)B * T, sizeof *most, cmp_float);
+    float beta = most[(int)(q * (B * T - 1))];
+    int C = m->cfg.n_embd;
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < 2; i++) {
+            float *row = m->w.generator + (size_t)TIE_PAIRS[p][i] * C;
+            memset(row, 0, (size_t)C * sizeof *row);
+            row[0] = p == top ? beta : beta - 1.0f;
+        }
+    free(most);
+    free(tgt);
+    seq2seq_acts_free(&a, &m->cfg);
+}
+
+START_TEST(decode_ties_take_the_lowest_id) {
+    enum { B = 5, S = 5, MO = 12, EXTRA = 4, MODELS = 6 };
+    // the choices a tie made, per pair: a 4 written (8 tied with it), an
+    // <eos> that ended a sentence (6 tied with it) or, when <eos> is 8, a
+    // 2 written
+    int decided[2] = {0, 0};
+    for (int i = 0; i < MODELS; i++) {
+        Rng rng;
+        rng_seed(&rng, 900 + i);
+        int n[B], src[B * S];
+        for (int b = 0; b < B; b++) n[b] = 1 + (int)rng_below(&rng, S);
+        make_sources(src, B, S, n, TV, &rng);
+        // on top: <eos> and 6 a quarter of the steps (the sentences end
+        // after a few tokens), or 4 and 8 half of them
+        Seq2Seq m;
+        tie_model(&m, 800 + i, i % 2, i % 2 ? 0.5 : 0.25, src, B, S);
+        Ref r;
+        ref_alloc(&r, &m, 1, S);
+        // <eos> the lower of its pair (2, tied with 6), then the higher
+        // (8, tied with 4: never chosen, so every sentence runs to its
+        // limit)
+        for (int e = 0; e < 2; e++) {
+            DecodeConfig dc = dconf(EXTRA, 1, 0.0f);
+            dc.eos = e == 0 ? EOS : 8;
+            Error err;
+            Seq2SeqState st;
+            ck_assert(seq2seq_state_alloc(&st, &m.cfg, B, S, MAX_LEN, 1,
+                                          &err) == 0);
+            int out[2][B * MO], len[2][B];
+            bool done[2][B];
+            for (int j = 0; j < B * MO; j++) out[0][j] = out[1][j] = UNUSED;
+            ck_assert_msg(greedy_decode(&m, &st, src, B, S, &dc, out[0], MO,
+                                        len[0], done[0], &err) == 0,
+                          "%s", err.msg);
+            ck_assert_msg(beam_decode(&m, &st, src, B, S, &dc, out[1], MO,
+                                      len[1], done[1], NULL, &err) == 0,
+                          "%s", err.msg);
+            seq2seq_state_free(&st, &m.cfg);
+            for (int b = 0; b < B; b++) {
+                const int *sb = src + b * S;
+                int limit = min3(real_len(sb, S) + EXTRA, MAX_LEN, MO);
+                int y[MAX_LEN];
+                bool rdone;
+                int rn = ref_greedy_eos(&r, &m, sb, limit, dc.eos, y, &rdone);
+                // the premise: each pair's logits equal at every position
+                const float *z = ref_last(&r, &m, sb, y, rn) - (size_t)rn * TV;
+                for (int t = 0; t <= rn; t++)
+                    for (int p = 0; p < 2; p++)
+                        ck_assert_msg(z[t * TV + TIE_PAIRS[p][0]]
+                                      == z[t * TV + TIE_PAIRS[p][1]],
+                                      "model %d: the logits of %d and %d "
+                                      "differ at position %d", i,
+                                      TIE_PAIRS[p][0], TIE_PAIRS[p][1], t);
+                for (int k = 0; k < 2; k++) {
+                    const char *who = k ? "beam 1, alpha 0" : "greedy";
+                    ck_assert_msg(len[k][b] == rn && done[k][b] == rdone,
+                                  "model %d, <eos> %d, source %d, %s: "
+                                  "length %d done %d, by the rule %d done "
+                                  "%d", i, dc.eos, b, who, len[k][b],
+                                  done[k][b], rn, rdone);
+                    for (int t = 0; t < rn; t++)
+                        ck_assert_msg(out[k][b * MO + t] == y[t],
+                                      "model %d, <eos> %d, source %d, %s: "
+                                      "token %d is %d, by the rule (the "
+                                      "lowest id of equal logits) %d", i,
+                                      dc.eos, b, who, t, out[k][b * MO + t],
+                                      y[t]);
+                }
+                for (int t = 0; t < rn; t++) {
+                    decided[1] += y[t] == 4;
+                    decided[0] += y[t] == EOS;
+                }
+                decided[0] += rdone;
+            }
+        }
+        seq2seq_acts_free(&r.a, &m.cfg);
+        seq2seq_free(&m);
+    }
+    ck_assert_msg(decided[0] >= 10 && decided[1] >= 10, "too few ties "
+                  "decided a choice: %d between <eos> and 6, %d between 4 "
+                  "and 8", decided[0], decided[1]);
+}
+END_TEST
+
+// A model whose parameters are all 0: every logit of every step is 0, so
+// each candidate of a beam ties with every other of its step, and only
+// the order decides: the lower row first, then the lower token, and a
+// hypothesis that scores the same as the best does not replace it.
+// <pad> is the last id (6), which no output that follows the rule holds.
+START_TEST(decode_beam_ties_follow_the_order) {
+    enum { ZV = 7, ZPAD = 6, B = 2, S = 3, MO = 8, EXTRA = 2 };
+    Seq2SeqConfig c = seq2seq_config_default(ZV, MAX_LEN);
+    c.n_enc = 1, c.n_dec = 1, c.n_head = 2, c.n_embd = 8, c.n_ffn = 8;
+    c.pad = ZPAD;
+    Seq2Seq m;
+    Error err;
+    ck_assert_msg(seq2seq_create(&m, &c, &err) == 0, "%s", err.msg);
+    const int src[B * S] = {3, 4, ZPAD, 5, 5, 5};   // limits 4 and 5
+    const double lp = -log((double)ZV);   // every token's log-probability
+    // <eos> 3 comes after the k best (k <= 3) at every step: the beams
+    // are the 0s of row 0 and what follows them, every one reaches the
+    // limit, and the first of the equal finished ones, all 0s, is the
+    // answer. <eos> 0 comes first: it ends the empty output, which no
+    // longer one can beat with alpha 0.
+    const struct { int eos, k; float alpha; } cs[] = {
+        {3, 1, 0.0f}, {3, 2, 0.0f}, {3, 3, 0.0f}, {3, 2, 1.0f},
+        {3, 3, 1.0f}, {0, 1, 0.0f}, {0, 2, 0.0f}, {0, 3, 0.0f}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        DecodeConfig dc = dconf(EXTRA, cs[i].k, cs[i].alpha);
+        dc.eos = cs[i].eos;
+        Seq2SeqState st;
+        ck_assert(seq2seq_state_alloc(&st, &c, B, S, MAX_LEN, cs[i].k, &err)
+                  == 0);
+        int out[B * MO], len[B];
+        bool done[B];
+        float score[B];
+        for (int j = 0; j < B * MO; j++) out[j] = UNUSED;
+        ck_assert_msg(beam_decode(&m, &st, src, B, S, &dc, out, MO, len,
+                                  done, score, &err) == 0, "%s", err.msg);
+        seq2seq_state_free(&st, &c);
+        for (int b = 0; b < B; b++) {
+            int n = 0;
+            for (int j = 0; j < S; j++) n += src[b * S + j] != ZPAD;
+            int want = dc.eos == 0 ? 0 : n + EXTRA;
+            bool want_done = dc.eos == 0;
+            double want_score = (want + want_done) * lp
+                                / pow(want + want_done, dc.alpha);
+            ck_assert_msg(len[b] == want && done[b] == want_done,
+                          "<eos> %d, beam %d, alpha %g, source %d: length "
+                          "%d done %d, want %d done %d", dc.eos, dc.beam,
+                          dc.alpha, b, len[b], done[b], want, want_done);
+            for (int t = 0; t < want; t++)
+                ck_assert_msg(out[b * MO + t] == 0, "<eos> %d, beam %d, "
+                              "alpha %g, source %d: token %d is %d, want 0 "
+                              "(the lowest row, then the lowest id, and the "
+                              "first of equal scores)", dc.eos, dc.beam,
+                              dc.alpha, b, t, out[b * MO + t]);
+            ck_assert_msg(fabs(score[b] - want_score) <= SCORE_TOL,
+                          "<eos> %d, beam %d, alpha %g, source %d: score "
+                          "%.7g, want %.7g", dc.eos, dc.beam, dc.alpha, b,
+                          score[b], want_score);
+        }
+    }
+    seq2seq_free(&m);
+}
+END_TEST
+
 // ---- beam search against every output --------------------------------------
 
 enum { EV = 5, SYM0 = 3, N_SYM = 2, MAX_Y = 6 };
@@ -835,6 +1061,8 @@ Suite *ch7_decode_suite(void) {
     tcase_add_test(tc, decode_drop_keeps_the_rest);
     tcase_add_test(tc, decode_greedy_matches_uncached);
     tcase_add_test(tc, decode_beam1_is_greedy);
+    tcase_add_test(tc, decode_ties_take_the_lowest_id);
+    tcase_add_test(tc, decode_beam_ties_follow_the_order);
     tcase_add_test(tc, decode_beam_finds_the_best);
     tcase_add_test(tc, decode_bad_calls);
     suite_add_tcase(s, tc);

@@ -931,7 +931,7 @@ static void same_decoding(const char *what, const Decoded *got,
                           const Decoded *want, int B, int max_out,
                           bool scores) {
     for (int b = 0; b < B; b++) {
-        char g[256], w[256];
+        char g[256], w[256], sc[64];
         bool same = got->len[b] == want->len[b]
                     && got->done[b] == want->done[b]
                     && memcmp(got->out + b * max_out, want->out + b * max_out,
@@ -952,8 +952,8 @@ static void same_decoding(const char *what, const Decoded *got,
                       bad >= got->len[b] && bad >= 0
                       ? " (out written past len)" : "",
                       scores ? "; scores " : "",
-                      scores ? (snprintf(g, sizeof g, "%.7g vs %.7g",
-                                         got->score[b], want->score[b]), g)
+                      scores ? (snprintf(sc, sizeof sc, "%.7g vs %.7g",
+                                         got->score[b], want->score[b]), sc)
                              : "");
     }
 }
