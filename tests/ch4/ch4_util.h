@@ -6,6 +6,7 @@
 
 #include "block.h"
 #include "ch3/ch3_util.h"
+#include "layernorm.h"
 
 // A block's parameters in one buffer (as a model keeps them), with views;
 // from the fixture tensors "<prefix>.<name>" (nanoGPT's names), and the
@@ -45,6 +46,95 @@ static inline BlockParams block_params_fixture(const Fixture *f,
 static inline void block_params_free(BlockParams *p) {
     free(p->params);
     free(p->grads);
+}
+
+// ---- where dropout goes -----------------------------------------------------
+
+// Checks that mask (n,) is one that dropout_forward draws with p > 0:
+// every entry 0 or 1 / (1 - p), and at least one of each (n of 64 or
+// more at p = 0.3: a mask without a 0 has odds below 1e-9, and the seeds
+// are fixed). A sub-layer whose dropout was left out (p = 0 passed on)
+// records all ones.
+static inline void ck_dropout_mask(const char *what, const float *mask,
+                                   size_t n, float p) {
+    float keep = 1.0f / (1.0f - p);
+    size_t zeros = 0, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        zeros += mask[i] == 0.0f;
+        kept += mask[i] == keep;
+    }
+    ck_assert_msg(zeros > 0 && kept > 0 && zeros + kept == n, "%s: not a "
+                  "dropout mask of p = %g: of %zu entries %zu are 0, %zu "
+                  "1/(1-p), %zu other (without dropout: all 1)", what,
+                  (double)p, n, zeros, kept, n - zeros - kept);
+}
+
+// The masks of a forward pass (n floats each) must all differ: one mask
+// used twice is not two sub-layers' dropout.
+static inline void ck_masks_differ(const char *what, const float *const *m,
+                                   int count, size_t n) {
+    for (int i = 0; i < count; i++)
+        for (int j = i + 1; j < count; j++)
+            ck_assert_msg(memcmp(m[i], m[j], n * sizeof(float)) != 0,
+                          "%s: masks %d and %d are the same", what, i, j);
+}
+
+// A sub-layer's output y joining the stream x through its dropout mask,
+// as sublayer_add computes it: out = x + y * mask (out may be x).
+static inline void add_masked(float *out, const float *x, const float *y,
+                              const float *mask, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = x[i] + y[i] * mask[i];
+}
+
+// A block's output from its parts, each run with p = 0, and the masks
+// given for its two sub-layers' outputs:
+//   Pre-LN:  res1 = x + attn(ln_1(x)) * m_attn
+//            out  = res1 + mlp(ln_2(res1)) * m_mlp
+//   Post-LN: h    = ln_1(x + attn(x) * m_attn)
+//            out  = ln_2(h + mlp(h) * m_mlp)
+// A test of where dropout goes runs the block with dropout and compares
+// it with this, given the masks that its forward pass recorded.
+static inline void block_with_masks(float *out, const float *x,
+                                    const BlockWeights *w,
+                                    const int *key_mask, bool causal,
+                                    Activation act, bool post,
+                                    const float *m_attn, const float *m_mlp,
+                                    int B, int T, int C, int NH, int F) {
+    size_t n = (size_t)B * T * C, bt = (size_t)B * T;
+    float *h = alloc_floats(n), *y = alloc_floats(n), *res = alloc_floats(n);
+    float *mean = alloc_floats(bt), *rstd = alloc_floats(bt);
+    MhaCache mc;
+    FfnCache fc;
+    Error err;
+    ck_assert_msg(mha_cache_alloc(&mc, B, T, C, NH, &err) == 0
+                  && ffn_cache_alloc(&fc, B, T, C, F, &err) == 0, "%s",
+                  err.msg);
+    const float *ax = x;
+    if (!post) {
+        layernorm_forward(h, mean, rstd, x, w->ln_1_w, w->ln_1_b, B, T, C);
+        ax = h;
+    }
+    ck_assert_msg(mha_forward(y, &mc, ax, w->attn_c_attn_w, w->attn_c_attn_b,
+                              w->attn_c_proj_w, w->attn_c_proj_b, key_mask,
+                              causal, B, T, C, NH, &err) == 0, "%s",
+                  err.msg);
+    add_masked(res, x, y, m_attn, n);
+    // the FFN's input: ln_2(res1) (Pre-LN), h = ln_1(res1) (Post-LN)
+    layernorm_forward(h, mean, rstd, res, post ? w->ln_1_w : w->ln_2_w,
+                      post ? w->ln_1_b : w->ln_2_b, B, T, C);
+    ck_assert_msg(ffn_forward(y, &fc, h, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                              w->mlp_c_proj_w, w->mlp_c_proj_b, act, B, T, C,
+                              F, &err) == 0, "%s", err.msg);
+    if (post) {
+        add_masked(res, h, y, m_mlp, n);
+        layernorm_forward(out, mean, rstd, res, w->ln_2_w, w->ln_2_b, B, T,
+                          C);
+    } else {
+        add_masked(out, res, y, m_mlp, n);
+    }
+    mha_cache_free(&mc);
+    ffn_cache_free(&fc);
+    free(h), free(y), free(res), free(mean), free(rstd);
 }
 
 #endif

@@ -772,6 +772,56 @@ static float *bp_run(BlockProblem *p, BlockCache *cache, BlockScratch *s,
     return dx;
 }
 
+// Where dropout goes. The Pre-LN and Post-LN blocks with dropout 0.3
+// against block_with_masks (ch4_util.h): the same block rebuilt from its
+// parts, each with p = 0, and the two masks that the forward pass
+// recorded. A sub-layer whose dropout is left out records a mask of
+// ones: each mask must hold only zeros and 1/(1-p), and the two must
+// differ. A mask applied anywhere but to its sub-layer's output, before
+// the residual add, gives another output. The gradient checks above see
+// neither as long as the backward pass follows the forward: a block
+// without its attention's or its FFN's dropout passed them all. The
+// rebuilt block runs the same functions on the same numbers in the same
+// order, so it agrees to the last bit; the tolerance, 1e-6, only leaves
+// room for another order of the same sums, while a mask applied after
+// the add instead moves every output, by up to 3.7 here.
+#define DROPOUT_TOL 1e-6
+
+START_TEST(block_dropout_masks_each_sublayer) {
+    const BlockCase cases[] = {
+        {"pre", false, 2, 5, 8, 2, 12, true, 0.3f, 31, false, NULL,
+         GELU_EXACT},
+        {"pre encoder", false, 2, 4, 6, 3, 8, false, 0.3f, 32, true,
+         PAD_MASK, RELU},
+        {"post", true, 2, 5, 8, 2, 12, true, 0.3f, 33, false, NULL,
+         GELU_EXACT},
+        {"post encoder", true, 2, 4, 6, 3, 8, false, 0.3f, 34, true,
+         PAD_MASK, RELU},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const BlockCase *c = &cases[k];
+        BlockProblem p = bp_random(c, 1000 + 10 * k);
+        bp_loss(&p);
+        size_t n = (size_t)c->B * c->T * c->C;
+        char what[96];
+        snprintf(what, sizeof what, "%s: the attention's mask", c->name);
+        ck_dropout_mask(what, p.cache.sa.mask, n, c->p);
+        snprintf(what, sizeof what, "%s: the FFN's mask", c->name);
+        ck_dropout_mask(what, p.cache.ff.mask, n, c->p);
+        const float *masks[2] = {p.cache.sa.mask, p.cache.ff.mask};
+        ck_masks_differ(c->name, masks, 2, n);
+        float *want = alloc_floats(n);
+        block_with_masks(want, p.x, &p.prm.w, c->key_mask, !c->encoder,
+                         c->act, c->post, p.cache.sa.mask, p.cache.ff.mask,
+                         c->B, c->T, c->C, c->NH, c->F);
+        snprintf(what, sizeof what, "%s: out", c->name);
+        ck_assert_close_f(what, p.out, want, n, DROPOUT_TOL, DROPOUT_TOL);
+        free(want);
+        bp_free(&p);
+    }
+}
+END_TEST
+
 // A cache and scratch for B=4 x T=16 tokens run batches of 16 x 4, 8 x 8,
 // 4 x 16 and 1 x 16, one after another in the same memory, and give bit
 // for bit what memory allocated for exactly that batch gives: output,
@@ -858,6 +908,7 @@ Suite *ch4_suite(void) {
     tcase_add_test(tc, block_shared_cache);
     tcase_add_test(tc, block_bad_sizes);
     tcase_add_test(tc, block_capacity_in_tokens);
+    tcase_add_test(tc, block_dropout_masks_each_sublayer);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ch4/ch4_util.h"
 #include "check_util.h"
 #include "checkpoint.h"
 #include "crossentropy.h"
@@ -16,6 +17,8 @@
 #include "fixture.h"
 #include "generate.h"
 #include "gpt.h"
+#include "layernorm.h"
+#include "linear.h"
 #include "mem.h"
 #include "safetensors.h"
 #include "sample.h"
@@ -334,6 +337,77 @@ START_TEST(gpt_backward_finite_differences_with_dropout) {
     }
     gpt_acts_free(&a, &cfg);
     gpt_free(&m);
+}
+END_TEST
+
+// Where dropout goes: gpt_forward in training (dropout 0.3) against the
+// model rebuilt from its parts, each with p = 0, and the masks that the
+// forward pass recorded: the embeddings' (x0 = (wte[idx] + pos) * mask),
+// then every block's two, applied by chapter 4's block_with_masks. Each
+// must be a real dropout mask (a dropout left out records all ones), no
+// two the same. A model that leaves out the embeddings' dropout, or
+// gives the blocks none, passed every other test (the gradient check
+// above included: the backward pass uses the masks the forward pass
+// recorded). The rebuilt model runs the same functions on the same
+// numbers in the same order: its logits agree to the last bit, and the
+// tolerance (1e-6) only leaves room for another order of the same sums,
+// while a mask applied after the residual add instead moves every logit,
+// by up to 1.5 here.
+START_TEST(gpt_dropout_masks_each_place) {
+    enum { B = 2, T = 6, L = 2 };
+    const int idx[B * T] = {0, 5, 2, 2, 3, 1, 4, 0, 6, 6, 1, 3};
+    for (int pos = 0; pos < 2; pos++) {
+        GptConfig cfg = {.vocab_size = 7, .block_size = T, .n_layer = L,
+                         .n_head = 2, .n_embd = 8, .n_ffn = 16,
+                         .dropout = 0.3f, .bias = pos == 0,
+                         .positional = pos ? POS_SINUSOIDAL : POS_LEARNED};
+        int C = cfg.n_embd, V = cfg.vocab_size;
+        size_t n = (size_t)B * T * C;
+        Gpt m;
+        Error err;
+        ck_assert_int_eq(gpt_create(&m, &cfg, &err), 0);
+        Rng r;
+        rng_seed(&r, 60 + pos);
+        rng_normal_fill(&r, m.params, m.num_params, 0, 0.4f);
+        GptActs a;
+        ck_assert_int_eq(gpt_acts_alloc(&a, &cfg, B, T, &err), 0);
+        rng_seed(&r, 62 + pos);
+        ck_assert_msg(gpt_forward(&m, &a, idx, NULL, B, T, true, &r, NULL,
+                                  &err) == 0, "%s", err.msg);
+        const float *masks[1 + 2 * L] = {a.emb_mask};
+        ck_dropout_mask("the embeddings' mask", a.emb_mask, n, cfg.dropout);
+        for (int l = 0; l < L; l++) {
+            char what[64];
+            snprintf(what, sizeof what, "block %d: the attention's mask", l);
+            ck_dropout_mask(what, a.blocks[l].sa.mask, n, cfg.dropout);
+            snprintf(what, sizeof what, "block %d: the FFN's mask", l);
+            ck_dropout_mask(what, a.blocks[l].ff.mask, n, cfg.dropout);
+            masks[1 + 2 * l] = a.blocks[l].sa.mask;
+            masks[2 + 2 * l] = a.blocks[l].ff.mask;
+        }
+        ck_masks_differ("the GPT", masks, 1 + 2 * L, n);
+        // the model again, from its parts
+        float *x = alloc_floats(n), *y = alloc_floats(n);
+        embedding_forward(x, idx, m.w.wte, 1.0f,
+                          m.w.wpe ? m.w.wpe : m.pos_table, B, T, C);
+        for (size_t i = 0; i < n; i++) x[i] *= a.emb_mask[i];
+        for (int l = 0; l < L; l++) {
+            block_with_masks(y, x, &m.w.h[l], NULL, true, GELU_EXACT, false,
+                             a.blocks[l].sa.mask, a.blocks[l].ff.mask, B, T,
+                             C, cfg.n_head, cfg.n_ffn);
+            float *t = x;
+            x = y, y = t;
+        }
+        float mean[B * T], rstd[B * T];
+        float *logits = alloc_floats((size_t)B * T * V);
+        layernorm_forward(y, mean, rstd, x, m.w.ln_f_w, m.w.ln_f_b, B, T, C);
+        linear_forward(logits, y, m.w.wte, NULL, B * T, C, V);
+        ck_assert_close_f(pos ? "logits, sinusoidal positions" : "logits",
+                          a.logits, logits, (size_t)B * T * V, 1e-6, 1e-6);
+        free(x), free(y), free(logits);
+        gpt_acts_free(&a, &cfg);
+        gpt_free(&m);
+    }
 }
 END_TEST
 
@@ -846,6 +920,7 @@ Suite *ch5_suite(void) {
     tcase_add_test(tc, embedding_scale);
     tcase_add_test(tc, crossentropy_finite_differences);
     tcase_add_test(tc, gpt_backward_finite_differences_with_dropout);
+    tcase_add_test(tc, gpt_dropout_masks_each_place);
     tcase_add_test(tc, parameter_counts);
     tcase_add_test(tc, initialisation_statistics);
     tcase_add_test(tc, bad_configs_and_inputs);

@@ -27,6 +27,17 @@
 //   reads the pads), or with the other activation, do not match
 //   PyTorch's logits. (seq2seq_backward_finite_differences also shows a
 //   gradient 10% off failing its check.)
+// seq2seq_dropout_masks_each_place: the model in training (dropout 0.3)
+//   against the model rebuilt from its parts, each with p = 0, and the
+//   masks that the forward pass recorded: both embeddings', every
+//   encoder block's two (chapter 4's block_with_masks) and every decoder
+//   layer's three; each a real dropout mask (a dropout left out records
+//   all ones), no two the same. Leaving out any one of them (either
+//   embedding's; the encoder's attention or FFN; the decoder's
+//   self-attention, cross-attention or FFN; the encoder's or the
+//   decoder's layers given none), each tried, fails it and passed every
+//   other test: the backward pass uses whatever mask the forward pass
+//   recorded. A mask applied after the residual add fails it too.
 // seq2seq_backward_finite_differences: every gradient of small random
 //   models (tied with biases and dropout, untied without biases with pad
 //   2 and T > S) against central differences of the float loss, as
@@ -38,14 +49,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ch4/ch4_util.h"
 #include "check_util.h"
+#include "embedding.h"
 #include "fixture.h"
+#include "layernorm.h"
+#include "linear.h"
 #include "mem.h"
 #include "optim.h"
 #include "rng.h"
 #include "seq2seq.h"
 #include "seq2seq_train.h"
 #include "threads.h"
+#include "xattn.h"
 
 #define FIXTURE "ch7_model.txt"
 static const char *CASES[] = {"tied", "untied"};
@@ -504,6 +520,164 @@ START_TEST(seq2seq_backward_finite_differences) {
 }
 END_TEST
 
+// ---- where dropout goes -----------------------------------------------------
+
+// One decoder layer from its parts, each with p = 0, and the masks given
+// for its three sub-layers' outputs:
+//   res1 = x + self_attn(ln_1(x)) * m_self                causal, tgt_mask
+//   res2 = res1 + cross_attn(ln_2(res1), memory) * m_cross     src_mask
+//   out  = res2 + mlp(ln_3(res2)) * m_mlp
+static void decoder_with_masks(float *out, const float *x,
+                               const float *memory, const DecoderWeights *w,
+                               const int *tgt_mask, const int *src_mask,
+                               Activation act, const float *m_self,
+                               const float *m_cross, const float *m_mlp,
+                               int B, int T, int S, int C, int NH, int F) {
+    size_t n = (size_t)B * T * C, bt = (size_t)B * T;
+    float *h = alloc_floats(n), *y = alloc_floats(n);
+    float *res1 = alloc_floats(n), *res2 = alloc_floats(n);
+    float *mean = alloc_floats(bt), *rstd = alloc_floats(bt);
+    MhaCache mc;
+    XattnCache xc;
+    FfnCache fc;
+    Error err;
+    ck_assert_msg(mha_cache_alloc(&mc, B, T, C, NH, &err) == 0
+                  && xattn_cache_alloc(&xc, B, T, S, C, NH, &err) == 0
+                  && ffn_cache_alloc(&fc, B, T, C, F, &err) == 0, "%s",
+                  err.msg);
+    layernorm_forward(h, mean, rstd, x, w->ln_1_w, w->ln_1_b, B, T, C);
+    ck_assert_msg(mha_forward(y, &mc, h, w->self_attn_c_attn_w,
+                              w->self_attn_c_attn_b, w->self_attn_c_proj_w,
+                              w->self_attn_c_proj_b, tgt_mask, true, B, T, C,
+                              NH, &err) == 0, "%s", err.msg);
+    add_masked(res1, x, y, m_self, n);
+    layernorm_forward(h, mean, rstd, res1, w->ln_2_w, w->ln_2_b, B, T, C);
+    ck_assert_msg(xattn_forward(y, &xc, h, memory, w->cross_attn_q_proj_w,
+                                w->cross_attn_q_proj_b,
+                                w->cross_attn_kv_proj_w,
+                                w->cross_attn_kv_proj_b,
+                                w->cross_attn_out_proj_w,
+                                w->cross_attn_out_proj_b, src_mask, B, T, S,
+                                C, NH, &err) == 0, "%s", err.msg);
+    add_masked(res2, res1, y, m_cross, n);
+    layernorm_forward(h, mean, rstd, res2, w->ln_3_w, w->ln_3_b, B, T, C);
+    ck_assert_msg(ffn_forward(y, &fc, h, w->mlp_c_fc_w, w->mlp_c_fc_b,
+                              w->mlp_c_proj_w, w->mlp_c_proj_b, act, B, T, C,
+                              F, &err) == 0, "%s", err.msg);
+    add_masked(out, res2, y, m_mlp, n);
+    mha_cache_free(&mc);
+    xattn_cache_free(&xc);
+    ffn_cache_free(&fc);
+    free(h), free(y), free(res1), free(res2), free(mean), free(rstd);
+}
+
+// x (B, T, C) = dropout(embed[ids] * sqrt(C) + sinusoid), with the mask
+// given, as seq2seq.c's embeddings.
+static void embed_with_mask(float *x, const int *ids, const float *table,
+                            const Seq2Seq *m, const float *mask, int B,
+                            int T) {
+    int C = m->cfg.n_embd;
+    embedding_forward(x, ids, table, sqrtf((float)C), m->pos_table, B, T, C);
+    for (size_t i = 0; i < (size_t)B * T * C; i++) x[i] *= mask[i];
+}
+
+// The whole model with dropout 0.3 in training, against the model from
+// its parts and the masks its forward pass recorded (see the top). The
+// rebuilt model runs the same functions on the same numbers in the same
+// order, so the logits agree to the last bit; the tolerance, 1e-6, only
+// leaves room for another order of the same sums, while a mask applied
+// after the residual add instead moves every logit, by up to 1 here.
+START_TEST(seq2seq_dropout_masks_each_place) {
+    enum { B = 2, S = 5, T = 4, V = 9, LE = 2, LD = 2 };
+    for (int k = 0; k < 2; k++) {   // tied, ReLU, pad 0; untied, GELU, pad 2
+        Seq2SeqConfig cfg = seq2seq_config_default(V, 8);
+        cfg.n_enc = LE, cfg.n_dec = LD, cfg.n_embd = 8, cfg.n_head = 2;
+        cfg.n_ffn = 12, cfg.dropout = 0.3f;
+        if (k == 1) cfg.tie = false, cfg.act = GELU_EXACT, cfg.pad = 2;
+        int C = cfg.n_embd, NH = cfg.n_head, F = cfg.n_ffn, P = cfg.pad;
+        const int src[B * S] = {3, 4, 5, P, P, 6, 7, 8, 3, 4};
+        const int tin[B * T] = {1, 5, 6, P, 1, 3, 4, 7};
+        Seq2Seq m;
+        Error err;
+        ck_assert_int_eq(seq2seq_create(&m, &cfg, &err), 0);
+        Rng r;
+        rng_seed(&r, 90 + k);
+        rng_normal_fill(&r, m.params, m.num_params, 0, 0.4f);
+        Seq2SeqActs a;
+        ck_assert_int_eq(seq2seq_acts_alloc(&a, &cfg, B, S, T, &err), 0);
+        rng_seed(&r, 92 + k);
+        ck_assert_msg(seq2seq_forward(&m, &a, src, tin, NULL, B, S, T, 0.0f,
+                                      true, &r, NULL, &err) == 0, "%s",
+                      err.msg);
+        // every mask a dropout mask, no two the same
+        size_t ns = (size_t)B * S * C, nt = (size_t)B * T * C;
+        const float *ms[1 + 2 * LE] = {a.src_drop};
+        const float *mt[1 + 3 * LD] = {a.tgt_drop};
+        ck_dropout_mask("the source embeddings' mask", a.src_drop, ns, 0.3f);
+        ck_dropout_mask("the target embeddings' mask", a.tgt_drop, nt, 0.3f);
+        for (int l = 0; l < LE; l++) {
+            const BlockCache *c = &a.enc[l];
+            char what[64];
+            snprintf(what, sizeof what, "encoder %d: the attention's", l);
+            ck_dropout_mask(what, c->sa.mask, ns, 0.3f);
+            snprintf(what, sizeof what, "encoder %d: the FFN's", l);
+            ck_dropout_mask(what, c->ff.mask, ns, 0.3f);
+            ms[1 + 2 * l] = c->sa.mask, ms[2 + 2 * l] = c->ff.mask;
+        }
+        for (int l = 0; l < LD; l++) {
+            const DecoderCache *c = &a.dec[l];
+            char what[64];
+            snprintf(what, sizeof what, "decoder %d: self-attention's", l);
+            ck_dropout_mask(what, c->sa.mask, nt, 0.3f);
+            snprintf(what, sizeof what, "decoder %d: cross-attention's", l);
+            ck_dropout_mask(what, c->ca.mask, nt, 0.3f);
+            snprintf(what, sizeof what, "decoder %d: the FFN's", l);
+            ck_dropout_mask(what, c->ff.mask, nt, 0.3f);
+            mt[1 + 3 * l] = c->sa.mask, mt[2 + 3 * l] = c->ca.mask;
+            mt[3 + 3 * l] = c->ff.mask;
+        }
+        ck_masks_differ("the source side", ms, 1 + 2 * LE, ns);
+        ck_masks_differ("the target side", mt, 1 + 3 * LD, nt);
+        // the model again, from its parts (S > T: the buffers of the
+        // source's stream hold the target's too)
+        int src_mask[B * S], tgt_mask[B * T];
+        for (int i = 0; i < B * S; i++) src_mask[i] = src[i] != P;
+        for (int i = 0; i < B * T; i++) tgt_mask[i] = tin[i] != P;
+        float *x = alloc_floats(ns), *y = alloc_floats(ns);
+        float *mem = alloc_floats(ns), mean[B * S], rstd[B * S];
+        embed_with_mask(x, src, m.w.src_embed, &m, a.src_drop, B, S);
+        for (int l = 0; l < LE; l++) {
+            block_with_masks(y, x, &m.w.enc[l], src_mask, false, cfg.act,
+                             false, a.enc[l].sa.mask, a.enc[l].ff.mask, B, S,
+                             C, NH, F);
+            float *t = x;
+            x = y, y = t;
+        }
+        layernorm_forward(mem, mean, rstd, x, m.w.enc_ln_w, m.w.enc_ln_b, B,
+                          S, C);
+        embed_with_mask(x, tin, m.w.tgt_embed, &m, a.tgt_drop, B, T);
+        for (int l = 0; l < LD; l++) {
+            const DecoderCache *c = &a.dec[l];
+            decoder_with_masks(y, x, mem, &m.w.dec[l], tgt_mask, src_mask,
+                               cfg.act, c->sa.mask, c->ca.mask, c->ff.mask,
+                               B, T, S, C, NH, F);
+            float *t = x;
+            x = y, y = t;
+        }
+        float *logits = alloc_floats((size_t)B * T * V);
+        layernorm_forward(y, mean, rstd, x, m.w.dec_ln_w, m.w.dec_ln_b, B, T,
+                          C);
+        linear_forward(logits, y, m.w.generator, NULL, B * T, C, V);
+        ck_assert_close_f(k ? "logits, untied" : "logits, tied",
+                          seq2seq_logits(&a), logits, (size_t)B * T * V,
+                          1e-6, 1e-6);
+        free(x), free(y), free(mem), free(logits);
+        seq2seq_acts_free(&a, &cfg);
+        seq2seq_free(&m);
+    }
+}
+END_TEST
+
 // ---- the masks, through the whole model ------------------------------------
 
 // A padded source token changes no logit (bit for bit), and target token
@@ -787,6 +961,7 @@ Suite *ch7_model_suite(void) {
     tcase_add_test(tc, seq2seq_tied_is_three_shares);
     tcase_add_test(tc, seq2seq_wrong_versions_fail);
     tcase_add_test(tc, seq2seq_masks_hold_through_the_model);
+    tcase_add_test(tc, seq2seq_dropout_masks_each_place);
     tcase_add_loop_test(tc, seq2seq_backward_finite_differences, 0, 2);
     tcase_add_test(tc, seq2seq_capacity_in_tokens);
     tcase_add_test(tc, seq2seq_train_takes_the_sources_sizes);
