@@ -406,6 +406,55 @@ START_TEST(attention_fully_masked_rows_are_zero) {
 }
 END_TEST
 
+START_TEST(attention_large_scores_keep_the_softmax) {
+    // The attention's softmax is its own (fused with the masks), not
+    // softmax_forward: it too must take each row's maximum out first, or
+    // scores near +-1000 saturate every exp (exp_fast clamps at 88: equal
+    // weights; libm's expf would give inf / inf). With a key mask, the
+    // maximum is the real keys': a padded key scoring 1000 more must not
+    // push the real ones' exps to 0. HS = 1, so a score is q * k, and
+    // every one here is exact in float: 1000 * (1, 1 + 2^-10, 1 - 2^-10),
+    // its negative, and 1000 * 2 for the padded fourth key. Expected: the
+    // softmax in double of the same scores; the tolerance is float
+    // rounding of weights below 1.
+    enum { NH = 1, TQ = 2, HS = 1 };
+    const float q[TQ] = {1000, -1000};
+    const float k[4] = {1, 1 + 0x1p-10f, 1 - 0x1p-10f, 2};
+    const float v[4] = {1, 2, 3, 4};
+    double want[TQ][4], want_out[TQ];
+    for (int i = 0; i < TQ; i++) {
+        double s[3], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < 3; j++) s[j] = (double)q[i] * k[j];
+        for (int j = 0; j < 3; j++) mx = fmax(mx, s[j]);
+        for (int j = 0; j < 3; j++) sum += exp(s[j] - mx);
+        want_out[i] = 0;
+        for (int j = 0; j < 3; j++) {
+            want[i][j] = exp(s[j] - mx) / sum;
+            want_out[i] += want[i][j] * v[j];
+        }
+        want[i][3] = 0;
+    }
+    const int mask[4] = {1, 1, 1, 0};
+    for (int masked = 0; masked < 2; masked++) {
+        int Tk = masked ? 4 : 3;   // without the mask, no fourth key
+        float out[TQ], att[TQ * 4];
+        ck_assert_int_eq(attention_forward(out, att, q, k, v,
+                                           masked ? mask : NULL, false, 1,
+                                           NH, TQ, Tk, HS, NULL), 0);
+        for (int i = 0; i < TQ; i++) {
+            char what[64];
+            snprintf(what, sizeof what, "%s, query %d: weights", masked
+                     ? "a padded key scoring 2000" : "no mask", i);
+            ck_assert_close(what, att + i * Tk, want[i], (size_t)Tk, 1e-6,
+                            1e-5);
+            snprintf(what, sizeof what, "%s, query %d: out", masked
+                     ? "a padded key scoring 2000" : "no mask", i);
+            ck_assert_close(what, out + i, &want_out[i], 1, 1e-6, 1e-5);
+        }
+    }
+}
+END_TEST
+
 START_TEST(attention_padding_is_invisible) {
     // Changing the key and value of a padding position, by any amount,
     // changes no output; their gradients are exactly zero.
@@ -1048,6 +1097,7 @@ Suite *ch2_suite(void) {
     tcase_add_test(tc, attention_backward_matches_pytorch);
     tcase_add_test(tc, attention_backward_finite_differences);
     tcase_add_test(tc, attention_fully_masked_rows_are_zero);
+    tcase_add_test(tc, attention_large_scores_keep_the_softmax);
     tcase_add_test(tc, attention_padding_is_invisible);
     tcase_add_test(tc, attention_long_sequences_match_a_direct_computation);
     tcase_add_test(tc, attention_causal_alignment);

@@ -873,6 +873,16 @@ START_TEST(top_k_and_top_p_filters) {
                 (float[4]){0.5f, 0.5f, 0, 0});
     filter_case("top-p 0.7 of pairs", e, 4, 0, 0.7f,
                 (float[4]){0.375f, 0.375f, 0.25f, 0});
+    // reached exactly: powers of two, so every sum is exact. 0.5 + 0.25
+    // reaches p = 0.75, and the prefix ends there (a filter that goes
+    // on while the mass is at most p keeps id 2 as well); just above
+    // 0.75 it needs id 2
+    const float h[4] = {0.25f, 0.5f, 0.125f, 0.125f};
+    filter_case("top-p 0.75, reached exactly", h, 4, 0, 0.75f,
+                (float[4]){1.0f / 3, 2.0f / 3, 0, 0});
+    filter_case("top-p just above 0.75", h, 4, 0, nextafterf(0.75f, 1),
+                (float[4]){0.25f / 0.875f, 0.5f / 0.875f, 0.125f / 0.875f,
+                           0});
 }
 END_TEST
 

@@ -1,7 +1,8 @@
 // Tests of chapter 6: ten training steps against PyTorch (AdamW, clipping
 // and the schedule together), the optimiser pieces on known values, a
 // run that stops and resumes reproducing the uninterrupted one bit for
-// bit, and a NaN that stops training before it touches the weights.
+// bit, the GPT's training hooks passing dropout on, and a NaN that stops
+// training before it touches the weights.
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -261,6 +262,47 @@ START_TEST(resume_is_bit_exact) {
     ck_assert_int_eq(step, 8);
     gpt_free(&m), vocab_free(&mv);
     small_run_free(&a), small_run_free(&r2);
+    corpus_free(&c);
+    cleanup_dir();
+}
+END_TEST
+
+// The GPT's TrainModel passes training on: its forward hook in training
+// is gpt_forward with dropout (the same loss for the same seed: the same
+// masks), out of training it is without, and the two differ. A hook that
+// dropped the flag, so that ./ch6 would train without dropout, passed
+// every other test (resume_is_bit_exact too: a run without dropout
+// resumes as exactly).
+START_TEST(gpt_train_passes_training_on) {
+    Corpus c;
+    small_corpus(&c);
+    GptTrain g;
+    small_gpt(&g, &c.vocab);   // dropout 0.1
+    TrainModel tm = gpt_train_model(&g);
+    Rng r;
+    rng_seed(&r, 7);
+    Error err;
+    ck_assert_msg(tm.batch(tm.self, &c.train, &r, &err) == 0, "%s",
+                  err.msg);
+    float train, eval, want_train, want_eval;
+    rng_seed(&r, 8);
+    ck_assert_msg(tm.forward(tm.self, true, &r, &train, &err) == 0
+                  && tm.forward(tm.self, false, NULL, &eval, &err) == 0,
+                  "%s", err.msg);
+    GptActs a;
+    ck_assert_int_eq(gpt_acts_alloc(&a, &g.model.cfg, g.B, g.T, &err), 0);
+    rng_seed(&r, 8);
+    ck_assert_msg(gpt_forward(&g.model, &a, g.x, g.y, g.B, g.T, true, &r,
+                              &want_train, &err) == 0
+                  && gpt_forward(&g.model, &a, g.x, g.y, g.B, g.T, false,
+                                 NULL, &want_eval, &err) == 0, "%s",
+                  err.msg);
+    ck_assert_msg(train == want_train && eval == want_eval && train != eval,
+                  "the hook's loss in training %.9g, with dropout %.9g; out "
+                  "of training %.9g, without %.9g", train, want_train, eval,
+                  want_eval);
+    gpt_acts_free(&a, &g.model.cfg);
+    gpt_train_free(&g);
     corpus_free(&c);
     cleanup_dir();
 }
@@ -936,6 +978,7 @@ Suite *ch6_suite(void) {
     tcase_add_test(tc, training_matches_pytorch);
     tcase_add_test(tc, schedule_and_clipping_known_values);
     tcase_add_test(tc, resume_is_bit_exact);
+    tcase_add_test(tc, gpt_train_passes_training_on);
     tcase_add_test(tc, nan_stops_before_the_update);
     tcase_add_test(tc, train_step_allocates_nothing);
     tcase_add_test(tc, resume_refusals);

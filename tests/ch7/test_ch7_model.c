@@ -38,6 +38,11 @@
 //   decoder's layers given none), each tried, fails it and passed every
 //   other test: the backward pass uses whatever mask the forward pass
 //   recorded. A mask applied after the residual add fails it too.
+// seq2seq_train_passes_training_on: the TrainModel's forward hook in
+//   training gives seq2seq_forward's loss with dropout (same seed, same
+//   masks), out of training the loss without, and the two differ. A hook
+//   that ignored the flag (./ch7 training without dropout) passed every
+//   other test.
 // seq2seq_backward_finite_differences: every gradient of small random
 //   models (tied with biases and dropout, untied without biases with pad
 //   2 and T > S) against central differences of the float loss, as
@@ -953,6 +958,57 @@ START_TEST(seq2seq_train_takes_the_sources_sizes) {
 }
 END_TEST
 
+// The TrainModel passes training on: its forward hook in training is
+// seq2seq_forward with dropout (the same loss for the same seed: the same
+// masks), out of training it is without, and the two differ. A hook that
+// dropped the flag, so that ./ch7 would train without dropout, passed
+// every other test.
+START_TEST(seq2seq_train_passes_training_on) {
+    Seq2SeqConfig cfg = cap_config();   // dropout 0.1
+    Seq2Seq m, ref;
+    build(&m, &cfg);
+    build(&ref, &cfg);
+    Rng r;
+    rng_seed(&r, 84);
+    rng_normal_fill(&r, m.params, m.num_params, 0, 0.4f);
+    memcpy(ref.params, m.params, m.num_params * sizeof(float));
+    Seq2SeqTrain g;
+    Error err;
+    ck_assert_msg(seq2seq_train_init(&g, &m, 4, 12, 16, 0.1f, &err) == 0,
+                  "%s", err.msg);
+    TrainModel tm = seq2seq_train_model(&g);
+    int next = 2;   // the batch of 4 x 12 and 4 x 16 tokens
+    CapSource cs = {&next, false, cfg.tgt_vocab, cfg.pad};
+    PairSource ps = {&cs, cap_fill};
+    ck_assert_msg(tm.batch(tm.self, &ps, &r, &err) == 0, "%s", err.msg);
+    int B = g.cur_B, S = g.cur_S, T = g.cur_T;
+    float train, eval;
+    Rng d;
+    rng_seed(&d, 31);   // cap_run's seed
+    ck_assert_msg(tm.forward(tm.self, true, &d, &train, &err) == 0
+                  && tm.forward(tm.self, false, NULL, &eval, &err) == 0,
+                  "%s", err.msg);
+    Seq2SeqActs exact;
+    ck_assert_int_eq(seq2seq_acts_alloc(&exact, &cfg, B, S, T, &err), 0);
+    float *wl = alloc_floats((size_t)B * T * cfg.tgt_vocab);
+    float *wg = alloc_floats(ref.num_params);
+    SmoothedLoss want = cap_run(&ref, &exact, g.src, g.tgt_in, g.tgt_out, B,
+                                S, T, wl, wg);
+    SmoothedLoss plain;
+    ck_assert_msg(seq2seq_forward(&ref, &exact, g.src, g.tgt_in, g.tgt_out,
+                                  B, S, T, 0.1f, false, NULL, &plain, &err)
+                  == 0, "%s", err.msg);
+    ck_assert_msg(train == want.loss && eval == plain.loss && train != eval,
+                  "the hook's loss in training %.9g, with dropout %.9g; out "
+                  "of training %.9g, without %.9g", train, want.loss, eval,
+                  plain.loss);
+    free(wl), free(wg);
+    seq2seq_acts_free(&exact, &cfg);
+    seq2seq_free(&ref);
+    seq2seq_train_free(&g);
+}
+END_TEST
+
 Suite *ch7_model_suite(void) {
     Suite *s = suite_create("ch7_model");
     TCase *tc = tcase_new("seq2seq", "ch7");
@@ -965,6 +1021,7 @@ Suite *ch7_model_suite(void) {
     tcase_add_loop_test(tc, seq2seq_backward_finite_differences, 0, 2);
     tcase_add_test(tc, seq2seq_capacity_in_tokens);
     tcase_add_test(tc, seq2seq_train_takes_the_sources_sizes);
+    tcase_add_test(tc, seq2seq_train_passes_training_on);
     suite_add_tcase(s, tc);
     return s;
 }
