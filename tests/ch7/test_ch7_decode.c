@@ -593,10 +593,10 @@ END_TEST
 // column 0, which the bias trick multiplies by exactly 1, so that its
 // logit is beta + 0 + ... + 0 = beta, in whatever order a matrix product
 // sums. <eos> and 6 make one pair, 4 and 8 the other; 3, 5, 7 and 9 keep
-// their random rows. Pair `top` gets the quantile q of the largest of
-// those four logits over the positions of a teacher-forced batch (src,
-// random targets), so that it holds the largest logit at about that
-// share of the steps, whatever the scale of the model's logits; the
+// their random rows. Pair `top` gets about the quantile q of the largest
+// of those four logits over the positions of a teacher-forced batch
+// (src, random targets), so that it holds the largest logit at about
+// that share of the steps, whatever the scale of the model's logits; the
 // other pair, 1 below it, never does.
 enum { TV = 10 };
 static const int TIE_PAIRS[2][2] = {{EOS, 6}, {4, 8}};
@@ -629,8 +629,11 @@ static void tie_model(Seq2Seq *m, uint64_t seed, int top, double q,
         most[i] = z[3];
         for (int v = 5; v < TV; v += 2) most[i] = fmaxf(most[i], z[v]);
     }
+    // halfway between two of them, so that no step of the batch ties
+    // with it (its first position, <bos>, is every decoding's first step)
     qsort(most, (size_t)B * T, sizeof *most, cmp_float);
-    float beta = most[(int)(q * (B * T - 1))];
+    int at = (int)(q * (B * T - 2));
+    float beta = 0.5f * (most[at] + most[at + 1]);
     int C = m->cfg.n_embd;
     for (int p = 0; p < 2; p++)
         for (int i = 0; i < 2; i++) {
