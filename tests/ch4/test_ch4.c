@@ -1,8 +1,9 @@
 // Tests of chapter 4's own code: LayerNorm, RMSNorm, the residual add, the
 // Pre-LN and Post-LN blocks. Expected values come from hand computation,
 // the PyTorch fixtures of tests/reference/gen_ch4.py, known parameter
-// counts (GPT-2) and central finite differences (every backward pass),
-// never from the code under test.
+// counts (GPT-2), central finite differences (every backward pass) and,
+// for where dropout goes, the block rebuilt from its parts (each tested
+// on its own), never from the code under test.
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
 // Tests of chapter 5: the whole GPT against PyTorch (weights loaded from
 // safetensors files that PyTorch wrote), finite differences of its new
 // layers (embedding, cross-entropy) and of the whole model with dropout,
-// the initialisation, checkpoints (round trip and every refusal), and
+// where its dropout goes (the model rebuilt from its parts), the
+// initialisation, checkpoints (round trip and every refusal), and
 // generation with and without the KV cache.
 #include <math.h>
 #include <stdio.h>
