@@ -344,7 +344,7 @@ check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PRO
     $(if $(filter 1,$(MPI)),$(MPI_TEST_DEPS))
 	@mkdir -p '$(call shq,$(GRADE_OUT))'
 	$(RUNNER) --json '$(call shq,$(GRADE_OUT))/results.json'
-	@MAKE='$(MAKE)' bash tests/test_grade.sh
+	@MAKE='$(MAKE)' bash tests/test_grade.sh $(OBJ)
 	@MAKE='$(MAKE)' bash tests/test_gradescope.sh $(OBJ)
 	bash tests/cli/test_cli.sh $(OBJ)
 	bash tests/bad_inputs.sh $(OBJ)
@@ -371,6 +371,19 @@ check-unit: banner data/tinyshakespeare.txt $(MULTI30K) $(BLEU_VECTORS) $(RUNNER
 grade: banner data/tinyshakespeare.txt $(GRADER)
 	@MAKE='$(MAKE)' GRADER='$(GRADER)' \
 	    bash tests/grade.sh '$(call shq,$(EXERCISES))' '$(GRADE_OUT)'
+
+# The stubs as the course gives them (tests/stubs.manifest), whatever
+# exercises/ holds now: into build/stubs/, laid out as exercises/ is. What
+# needs the stubs takes them from such a copy, never from exercises/, which
+# is the student's (see tests/stubs.sh). After changing a stub, write the
+# manifest anew: make stubs-manifest (CI fails until it matches).
+STUBS ?= $(BUILD)/stubs
+stubs:
+	@bash tests/stubs.sh '$(call shq,$(STUBS))' \
+	    && echo "wrote the stubs of exercises/ into $(STUBS)/"
+stubs-manifest:
+	@bash tests/stubs.sh --write
+.PHONY: stubs stubs-manifest
 
 # Gradescope's autograder: build/gradescope/autograder.zip, which setup.sh
 # and run_autograder (tests/gradescope/) grade with, as above; never with
