@@ -27,10 +27,20 @@
 set -u
 manifest=tests/stubs.manifest
 
-# blob_id FILE: git's id of FILE's contents, with or without git
-blob_id() {
-    { printf 'blob %d\0' "$(wc -c < "$1")"; cat "$1"; } | sha1sum \
-        | cut -c 1-40
+# ids FILE...: "ID FILE" a line, ID being git's id of FILE's contents (one
+# git process for all of them; without git, sha1sum file by file)
+ids() {
+    local f out
+    [ $# -gt 0 ] || return 0
+    if command -v git > /dev/null \
+       && out=$(git hash-object --no-filters -- "$@" 2> /dev/null); then
+        paste -d ' ' <(printf '%s\n' "$out") <(printf '%s\n' "$@")
+    else
+        for f in "$@"; do
+            echo "$({ printf 'blob %d\0' "$(wc -c < "$f")"; cat "$f"; } \
+                    | sha1sum | cut -c 1-40) $f"
+        done
+    fi
 }
 # the manifest's lines, "ID PATH", without its comments
 entries() {
@@ -39,6 +49,17 @@ entries() {
         return 2
     fi
     grep -v -e '^#' -e '^$' "$manifest"
+}
+# files DIR: the paths of the files under DIR, sorted
+files() { (cd "$1" && find . -type f | sed 's#^\./##' | LC_ALL=C sort); }
+# hash_files FILE...: id_of[FILE] is the id of each FILE that exists
+declare -A id_of
+hash_files() {
+    local f id existing=()
+    for f in "$@"; do [ -f "$f" ] && existing+=("$f"); done
+    while read -r id f; do
+        id_of[$f]=$id
+    done < <(ids "${existing[@]}")
 }
 
 case ${1:-} in
@@ -49,20 +70,22 @@ case ${1:-} in
     dir=${2:-exercises}
     dir=${dir%/}
     list=$(entries) || exit 2
+    mapfile -t rels < <(cut -d ' ' -f 2 <<< "$list")
+    hash_files "${rels[@]/#/"$dir/"}"
     declare -A known
     problems=()
     while read -r id rel; do
         known[$rel]=1
         if [ ! -f "$dir/$rel" ]; then
             problems+=("$rel is missing")
-        elif [ "$(blob_id "$dir/$rel")" != "$id" ]; then
+        elif [ "${id_of[$dir/$rel]:-}" != "$id" ]; then
             problems+=("$rel is not its stub")
         fi
     done <<< "$list"
     # and nothing else
     while IFS= read -r f; do
         [ -n "${known[$f]:-}" ] || problems+=("$f is not in the manifest")
-    done < <(cd "$dir" && find . -type f | sed 's#^\./##' | LC_ALL=C sort)
+    done < <(files "$dir")
     if [ ${#problems[@]} -gt 0 ]; then
         echo "error: $dir/ is not the stubs of $manifest:" >&2
         printf '  %s\n' "${problems[@]}" >&2
@@ -72,23 +95,20 @@ case ${1:-} in
     ;;
 --write)
     [ -d exercises ] || { echo "error: no exercises/ here" >&2; exit 2; }
+    mapfile -t all < <(files exercises)
     {
         echo "# tests/stubs.manifest - every file of exercises/ as the course"
         echo "# gives it: git's blob id of its contents, and its path under"
         echo "# exercises/. Written by \`make stubs-manifest\`, read by"
         echo "# tests/stubs.sh; CI fails when exercises/ differs from it."
-        (cd exercises && find . -type f | sed 's#^\./##' | LC_ALL=C sort) \
-            | while IFS= read -r rel; do
-                echo "$(blob_id "exercises/$rel") $rel"
-            done
+        (cd exercises && ids "${all[@]}")
     } > "$manifest.tmp" && mv "$manifest.tmp" "$manifest" || exit 1
     # the stubs into git's object store too, where `git cat-file` finds
     # them before they are committed
     if git rev-parse --git-dir > /dev/null 2>&1; then
-        find exercises -type f | git hash-object -w --stdin-paths \
-            > /dev/null
+        (cd exercises && git hash-object -w -- "${all[@]}") > /dev/null
     fi
-    echo "wrote $manifest ($(entries | wc -l) stubs)"
+    echo "wrote $manifest (${#all[@]} stubs)"
     ;;
 ''|-*)
     echo "usage: bash tests/stubs.sh DEST | --list | --check [DIR] |" \
@@ -98,14 +118,15 @@ case ${1:-} in
 *)
     dest=${1%/}
     list=$(entries) || exit 2
+    mapfile -t rels < <(cut -d ' ' -f 2 <<< "$list")
+    hash_files "${rels[@]/#/exercises/}" "${rels[@]/#/"$dest/"}"
     lost=0
     while read -r id rel; do
         mkdir -p "$dest/${rel%/*}" || exit 1
         tmp=$dest/$rel.tmp$$
-        if [ -f "$dest/$rel" ] && [ "$(blob_id "$dest/$rel")" = "$id" ]; then
+        if [ "${id_of[$dest/$rel]:-}" = "$id" ]; then
             continue                          # there from an earlier run
-        elif [ -f "exercises/$rel" ] \
-             && [ "$(blob_id "exercises/$rel")" = "$id" ]; then
+        elif [ "${id_of[exercises/$rel]:-}" = "$id" ]; then
             cp "exercises/$rel" "$tmp"
         elif ! git cat-file blob "$id" > "$tmp" 2> /dev/null; then
             rm -f "$tmp" "$dest/$rel"
@@ -117,8 +138,8 @@ case ${1:-} in
         mv -f "$tmp" "$dest/$rel"
     done <<< "$list"
     if [ "$lost" -gt 0 ]; then
-        echo "error: so $lost of the stubs are not in $dest/; a git clone" \
-             "of the course has them all" >&2
+        echo "error: $lost stubs missing: a git clone of the course has" \
+             "them all" >&2
         exit 1
     fi
     ;;

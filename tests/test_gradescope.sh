@@ -113,8 +113,10 @@ total_is() {   # total_is SCORE MAX WHAT
     [ "$s/$m" = "$1/$2" ] || fail "$3 scored $s / $m, not $1 / $2"
 }
 
-# The stubs, as exercises/'s contents: 0 points of all
-submit exercises/ch*
+# The stubs (not this tree's exercises/, which may hold answers), as
+# exercises/'s contents: 0 points of all
+bash tests/stubs.sh "$tmp/stubs" || fail "tests/stubs.sh exited with $?"
+submit "$tmp/stubs"/ch*
 autograde NO_INSTALL=1 && total_is 0 "$max" "the stubs"
 # solutions/, likewise: every point
 submit solutions/ch*
@@ -126,8 +128,8 @@ submit solutions/ch*/ex*
 autograde NO_INSTALL=1 && total_is "$max" "$max" "solutions/'s files alone"
 # one folder down (the exercises/ folder itself), with a file that does
 # not compile and a stray folder beside it
-submit exercises
-mv "$root/submission/exercises" "$root/submission/backup"
+submit "$tmp/stubs"
+mv "$root/submission/stubs" "$root/submission/backup"
 cp -R solutions "$root/submission/exercises"
 echo 'int broken(void) { return 1 }' \
     >> "$root/submission/exercises/ch2/ex2_1_softmax.c"
