@@ -367,7 +367,8 @@ check-unit: banner data/tinyshakespeare.txt $(MULTI30K) $(BLEU_VECTORS) $(RUNNER
 .PHONY: check-unit
 
 # Each exercise file is compiled on its own; one that is absent or does not
-# compile is graded as its stub from exercises/ (see tests/grade.sh).
+# compile is graded as its stub, from tests/stubs.manifest, never from
+# exercises/ (see tests/grade.sh).
 grade: banner data/tinyshakespeare.txt $(GRADER)
 	@MAKE='$(MAKE)' GRADER='$(GRADER)' \
 	    bash tests/grade.sh '$(call shq,$(EXERCISES))' '$(GRADE_OUT)'
@@ -613,6 +614,9 @@ help:
 	@echo "  make check-unit     only the Check suites (make check's first part)"
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
 	@echo "  make gradescope     Gradescope's autograder: build/gradescope/autograder.zip"
+	@echo "  make stubs          the exercises' stubs as the course gives them, whatever"
+	@echo "                      exercises/ holds: build/stubs/ (make stubs-manifest:"
+	@echo "                      after changing a stub, tests/stubs.manifest anew)"
 	@echo "  make grade-all DIR=FOLDER  grade each student's folder in FOLDER:"
 	@echo "                      build/grade-all/summary.csv and <student>/results.json"
 	@echo "  make check MPI=1    also ./ch6 on 2 MPI ranks against 1 process"
