@@ -51,7 +51,8 @@ n=$(( $(wc -l < "$work/list") + $(find "$work/exercises" -type f | wc -l) ))
     > "$work/VERSION"
 cp tests/gradescope/setup.sh tests/gradescope/run_autograder "$work/"
 zip -q "$zipf.tmp" -@ < "$work/list"
-(cd "$work" && zip -q -r -D "$zipf.tmp" exercises setup.sh run_autograder VERSION)
+(cd "$work" \
+    && zip -q -r -D "$zipf.tmp" exercises setup.sh run_autograder VERSION)
 mv "$zipf.tmp" "$zipf"
 echo "wrote ${1} ($n files and the scripts," \
      "$(du -k "$zipf" | cut -f 1) KB, $(cat "$work/VERSION")): upload it" \
