@@ -344,7 +344,7 @@ check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PRO
     $(if $(filter 1,$(MPI)),$(MPI_TEST_DEPS))
 	@mkdir -p '$(call shq,$(GRADE_OUT))'
 	$(RUNNER) --json '$(call shq,$(GRADE_OUT))/results.json'
-	@MAKE='$(MAKE)' bash tests/test_grade.sh
+	@MAKE='$(MAKE)' bash tests/test_grade.sh $(OBJ)
 	@MAKE='$(MAKE)' bash tests/test_gradescope.sh $(OBJ)
 	bash tests/cli/test_cli.sh $(OBJ)
 	bash tests/bad_inputs.sh $(OBJ)
@@ -367,10 +367,24 @@ check-unit: banner data/tinyshakespeare.txt $(MULTI30K) $(BLEU_VECTORS) $(RUNNER
 .PHONY: check-unit
 
 # Each exercise file is compiled on its own; one that is absent or does not
-# compile is graded as its stub from exercises/ (see tests/grade.sh).
+# compile is graded as its stub, from tests/stubs.manifest, never from
+# exercises/ (see tests/grade.sh).
 grade: banner data/tinyshakespeare.txt $(GRADER)
 	@MAKE='$(MAKE)' GRADER='$(GRADER)' \
 	    bash tests/grade.sh '$(call shq,$(EXERCISES))' '$(GRADE_OUT)'
+
+# The stubs as the course gives them (tests/stubs.manifest), whatever
+# exercises/ holds now: into build/stubs/, laid out as exercises/ is. What
+# needs the stubs takes them from such a copy, never from exercises/, which
+# is the student's (see tests/stubs.sh). After changing a stub, write the
+# manifest anew: make stubs-manifest (CI fails until it matches).
+STUBS ?= $(BUILD)/stubs
+stubs:
+	@bash tests/stubs.sh '$(call shq,$(STUBS))' \
+	    && echo "wrote the stubs of exercises/ into $(STUBS)/"
+stubs-manifest:
+	@bash tests/stubs.sh --write
+.PHONY: stubs stubs-manifest
 
 # Gradescope's autograder: build/gradescope/autograder.zip, which setup.sh
 # and run_autograder (tests/gradescope/) grade with, as above; never with
@@ -600,6 +614,9 @@ help:
 	@echo "  make check-unit     only the Check suites (make check's first part)"
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
 	@echo "  make gradescope     Gradescope's autograder: build/gradescope/autograder.zip"
+	@echo "  make stubs          the exercises' stubs as the course gives them, whatever"
+	@echo "                      exercises/ holds: build/stubs/ (make stubs-manifest:"
+	@echo "                      after changing a stub, tests/stubs.manifest anew)"
 	@echo "  make grade-all DIR=FOLDER  grade each student's folder in FOLDER:"
 	@echo "                      build/grade-all/summary.csv and <student>/results.json"
 	@echo "  make check MPI=1    also ./ch6 on 2 MPI ranks against 1 process"

@@ -35,6 +35,10 @@ const char *status_word(Status s);
 // Score of one exercise: its points times the fraction of its tests passed.
 double exercise_score(const ExerciseInfo *e, const ExerciseResult *r);
 
+// The Check variables that run part of the tests ("CK_RUN_CASE=ex1.1"),
+// written into buf; NULL when none is set (all the tests run).
+const char *grade_selection(char *buf, size_t size);
+
 // Prints the table and writes json_path (Gradescope format). output, when
 // not NULL, becomes the top-level "output" (a compiler log, for example).
 // selection, when not NULL, names the Check variables that ran part of the

@@ -235,21 +235,6 @@ static void apply_notes(ExerciseResult *res, const char *dir) {
     }
 }
 
-// The Check variables that run part of the tests, as "NAME=value", or NULL.
-static const char *selection(char *buf, size_t size) {
-    static const char *vars[] = {"CK_RUN_SUITE", "CK_RUN_CASE",
-                                 "CK_INCLUDE_TAGS", "CK_EXCLUDE_TAGS"};
-    buf[0] = '\0';
-    for (int i = 0; i < 4; i++) {
-        const char *v = getenv(vars[i]);
-        if (!v || !*v) continue;
-        size_t used = strlen(buf);
-        snprintf(buf + used, size - used, "%s%s=%s", used ? " " : "",
-                 vars[i], v);
-    }
-    return buf[0] ? buf : NULL;
-}
-
 int main(int argc, char **argv) {
     int grade = 0;
     const char *json = NULL, *notes = NULL;
@@ -294,7 +279,7 @@ int main(int argc, char **argv) {
     if (notes) apply_notes(res, notes);
     char sel[512];
     int report_failed = grade_report(res, json, NULL,
-                                     selection(sel, sizeof sel)) != 0;
+                                     grade_selection(sel, sizeof sel)) != 0;
     if (grade) {
         // A student sees why each exercise lost points, right under the
         // table; "not implemented" and a missing file say all in the table.

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# test_grade.sh - tests of `make check EXERCISES=DIR` on the folders that
-# instructors really get; run by `make check` after the Check suites.
+# test_grade.sh OBJ - tests of `make check EXERCISES=DIR` on the folders
+# that instructors really get; run by `make check` after the Check suites,
+# with OBJ the build's object folder (build/cc).
 # A copy of solutions/ in a folder whose name has a space, with one file
 # deleted, one that does not compile, one that does not link and two that
 # give wrong answers, chapter 8's .cu files (one renamed, one that does not
-# compile); the wrong level and an empty folder; the stubs; a run
-# of one test case.
+# compile); the wrong level and an empty folder; a run of one test case.
+# Then, from a student's tree whose exercises/ holds answers and a file
+# that does not compile (tests/student_tree.sh): the stubs score 0, and
+# that exercises/ graded; a run of one test case where no stub can stand
+# in for the broken file.
 set -u
 make=${MAKE:-make}
+obj=${1:?usage: test_grade.sh OBJ (the build folder, build/cc)}
 for v in CK_RUN_SUITE CK_RUN_CASE CK_INCLUDE_TAGS CK_EXCLUDE_TAGS; do
     if [ -n "${!v:-}" ]; then
         echo "grader tests: skipped ($v selects part of the tests)"
@@ -24,6 +29,8 @@ grade() {
     $make --no-print-directory check EXERCISES="$1" GRADE_OUT="${2:-$out}" \
         > "$tmp/log" 2>&1
 }
+# in_tree COMMAND...: COMMAND in the student's tree (below)
+in_tree() { (cd "$tree" && "$@"); }
 # score ID: that exercise's score in $out/results.json
 score() {
     sed -n "s/.*\"number\": \"$1\", \"score\": \([0-9.]*\),.*/\1/p" \
@@ -113,12 +120,72 @@ for d in "$tmp/Jane Doe" "$tmp/empty"; do
 done
 has "$tmp/log" 'EXERCISES must be the folder' "the error says what to give"
 
+# ---- a student's tree ---------------------------------------------------------
+# Its exercises/ holds answers to 1.3 and 3.1 (3 points) and a 2.1 that does
+# not compile, committed over the stubs. Its objects are this tree's,
+# and it grades into this tree's build/ ($abs), where the objects of the
+# exercise files that did not change since the last run are reused.
+. tests/student_tree.sh
+tree=$tmp/student abs=$PWD/$out
+if ! student_tree "$tree" "$obj" > "$tmp/log" 2>&1; then
+    # (not a git clone: the stubs are graded from this tree, and make stubs
+    # says so when its exercises/ holds answers, whose stubs only git has)
+    if git rev-parse --git-dir > /dev/null 2>&1; then
+        cat "$tmp/log" >&2
+        fail "could not make a student's tree in $tree"
+    fi
+    echo "grader tests: not a git clone: the stubs graded from here only"
+    tree=.
+fi
+
 # ---- the stubs: 0 points, "not implemented" once per exercise ----------------
-grade exercises "$out-stubs" || fail "grading exercises/ exited with $?"
+# (make stubs: those of tests/stubs.manifest, whatever exercises/ holds)
+in_tree $make --no-print-directory stubs > "$tmp/log" 2>&1 \
+    || { cat "$tmp/log" >&2; fail "make stubs exited with $?"; }
+in_tree grade build/stubs "$abs-stubs" \
+    || fail "grading the stubs exited with $?"
 [ "$(total "$out-stubs/results.json")" = 0 ] \
     || fail "the stubs scored $(total "$out-stubs/results.json")"
 n=$(grep -c 'not implemented' "$tmp/log")
 [ "$n" = 42 ] || fail "'not implemented' said $n times, not once per exercise"
+
+if [ "$tree" != . ]; then
+    # ---- the student grades their exercises/ -----------------------------------
+    # (make check EXERCISES=exercises, as the README says): the answers
+    # pass, 2.1 alone does not compile, the other stubs are not implemented
+    in_tree grade exercises "$abs-stubs" \
+        || fail "grading the student's exercises/ exited with $?"
+    cp "$tmp/log" "$tmp/log2"
+    j=$out-stubs/results.json
+    for want in 1.3=1 3.1=2 2.1=0 1.1=0; do
+        s=$(out=$out-stubs score "${want%=*}")
+        [ "$s" = "${want#*=}" ] \
+            || fail "the student's ${want%=*} scored $s, not ${want#*=}"
+    done
+    [ "$(total "$j")" = 3 ] \
+        || fail "the student's exercises/ scored $(total "$j"), not 3"
+    has "$tmp/log2" \
+        '^2\.1 .* does not compile: ch2/ex2_1_softmax\.c:[0-9:]* error' \
+        "the student's table shows 2.1's first error"
+    n=$(grep -c '^[1-8]\.[1-9] .* does not compile' "$tmp/log2")
+    [ "$n" = 1 ] || fail "$n rows do not compile in the student's table, not 1"
+    n=$(grep -c '^[1-8]\.[1-9] .* not implemented$' "$tmp/log2")
+    [ "$n" = 39 ] || fail "$n stubs not implemented in the student's table"
+
+    # ---- one test case where no stub can stand in for the broken file ------
+    # (no git history, and no copy of 2.1's stub from an earlier grading):
+    # the build fails, says why once, and writes no results.json
+    rm -f "$abs-stubs/stubs/ch2/ex2_1_softmax.c"
+    echo "the last full grading" > "$j"
+    GIT_DIR=$tmp/no-git CK_RUN_CASE=ex1.3 in_tree grade exercises \
+        "$abs-stubs" || fail "CK_RUN_CASE=ex1.3 without a stub exited with $?"
+    [ "$(cat "$j" 2>/dev/null)" = "the last full grading" ] \
+        || fail "CK_RUN_CASE=ex1.3, not building, rewrote results.json"
+    has "$tmp/log" 'CK_RUN_CASE=ex1.3 ran part of the tests' \
+        "a partial run that does not build says so"
+    n=$(grep -c '^ch2/ex2_1_softmax\.c:[0-9:]* error' "$tmp/log")
+    [ "$n" = 1 ] || fail "the compiler's error was shown $n times, not once"
+fi
 
 if [ "$fails" != 0 ]; then
     echo "grader tests: $fails failed (logs: $out/)" >&2

@@ -3,14 +3,17 @@
 # run by `make check` after tests/test_grade.sh, with OBJ the build's
 # object folder (build/cc).
 #
-# The zip is built and unpacked into a folder laid out as Gradescope lays
-# out /autograder (source/ holds the zip's contents, run_autograder sits
-# beside it, submission/ and results/), and run_autograder grades the
-# stubs, solutions/ (at the top, and as files with no folders), a copy one
-# folder down with a file that does not compile, a submission with no
-# exercise file and a grading whose build fails. setup.sh is not run (no
-# apt-get in tests): OBJ's objects are copied in instead, so only the
-# exercise files compile. Then grade-all grades three students.
+# The zip is built in a student's tree (tests/student_tree.sh: its
+# exercises/ holds answers and a file that does not compile) and must hold
+# the stubs all the same. It is unpacked into a folder laid out as
+# Gradescope lays out /autograder (source/ holds the zip's contents,
+# run_autograder sits beside it, submission/ and results/), and
+# run_autograder grades the stubs, solutions/ (at the top, and as files
+# with no folders), a copy one folder down with a file that does not
+# compile, a submission with no exercise file and a grading whose build
+# fails. setup.sh is not run (no apt-get in tests): OBJ's objects are
+# copied in instead, so only the exercise files compile. Then grade-all
+# grades three students.
 set -u
 make=${MAKE:-make}
 obj=${1:?usage: test_gradescope.sh OBJ (the build folder, build/cc)}
@@ -35,10 +38,15 @@ max=$(awk '{ s += $2 } END { print s }' "$tmp/points")
 points() { awk -v id="$1" '$1 == id { print $2 }' "$tmp/points"; }
 
 # ---- the zip ----------------------------------------------------------------
-# (its own zip: build/gradescope/autograder.zip is the instructor's)
+# (its own zip: build/gradescope/autograder.zip is the instructor's), made
+# in a student's tree when this is a git clone, else here
+. tests/student_tree.sh
+tree=$tmp/student
+student_tree "$tree" "$obj" > "$tmp/log" 2>&1 || tree=.
 zip=build/gradescope-test/autograder.zip
 rm -f "$zip"
-$make --no-print-directory gradescope GRADESCOPE_ZIP="$zip" > "$tmp/log" 2>&1 \
+(cd "$tree" && $make --no-print-directory gradescope \
+    GRADESCOPE_ZIP="$OLDPWD/$zip") > "$tmp/log" 2>&1 \
     || { cat "$tmp/log"; fail "make gradescope exited with $?"; }
 unzip -Z1 "$zip" > "$tmp/list" 2>/dev/null || fail "no $zip, or not a zip"
 for f in setup.sh run_autograder Makefile tests/grade.sh tests/submission.sh \
@@ -55,6 +63,9 @@ fi
 root=$tmp/autograder
 mkdir -p "$root/source"
 unzip -q "$zip" -d "$root/source"
+# its exercises/: the stubs of tests/stubs.manifest, not the answers
+bash tests/stubs.sh --check "$root/source/exercises" 2> "$tmp/log" \
+    || { cat "$tmp/log" >&2; fail "the zip's exercises/ are not the stubs"; }
 cp "$root/source/run_autograder" "$root/"
 [ -x "$root/run_autograder" ] || fail "run_autograder is not executable"
 # the objects of this build but the exercises' (what setup.sh would build)
@@ -102,8 +113,10 @@ total_is() {   # total_is SCORE MAX WHAT
     [ "$s/$m" = "$1/$2" ] || fail "$3 scored $s / $m, not $1 / $2"
 }
 
-# The stubs, as exercises/'s contents: 0 points of all
-submit exercises/ch*
+# The stubs (not this tree's exercises/, which may hold answers), as
+# exercises/'s contents: 0 points of all
+bash tests/stubs.sh "$tmp/stubs" || fail "tests/stubs.sh exited with $?"
+submit "$tmp/stubs"/ch*
 autograde NO_INSTALL=1 && total_is 0 "$max" "the stubs"
 # solutions/, likewise: every point
 submit solutions/ch*
@@ -115,8 +128,8 @@ submit solutions/ch*/ex*
 autograde NO_INSTALL=1 && total_is "$max" "$max" "solutions/'s files alone"
 # one folder down (the exercises/ folder itself), with a file that does
 # not compile and a stray folder beside it
-submit exercises
-mv "$root/submission/exercises" "$root/submission/backup"
+submit "$tmp/stubs"
+mv "$root/submission/stubs" "$root/submission/backup"
 cp -R solutions "$root/submission/exercises"
 echo 'int broken(void) { return 1 }' \
     >> "$root/submission/exercises/ch2/ex2_1_softmax.c"

@@ -2,10 +2,12 @@
 # make_zip.sh ZIP - what `make gradescope` runs, from the repository root:
 # Gradescope's autograder zip. At its top setup.sh and run_autograder (from
 # tests/gradescope/), beside the sources that grading builds (Makefile,
-# common/, chapters/, exercises/ with the stubs, tests/), the data the
-# exercises' tests read (data/tinyshakespeare.txt, and sacreBLEU's numbers
-# for exercise 7.7 when data/ has them) and VERSION (the commit). Never
-# solutions/: in some setups students can read the autograder's files.
+# common/, chapters/, tests/, and exercises/ with the stubs of
+# tests/stubs.manifest, whatever this tree's exercises/ holds now), the
+# data the exercises' tests read (data/tinyshakespeare.txt, and
+# sacreBLEU's numbers for exercise 7.7 when data/ has them) and VERSION
+# (the commit). Never solutions/: in some setups students can read the
+# autograder's files.
 set -euo pipefail
 zipf=${1:?usage: make_zip.sh ZIP}
 mkdir -p "$(dirname "$zipf")"
@@ -15,7 +17,7 @@ rm -rf "$zipf" "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
-paths=(Makefile LICENSE common chapters exercises tests)
+paths=(Makefile LICENSE common chapters tests)
 # the files git knows or would add (no build outputs); every file of
 # those folders in a copy that is no git checkout
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
@@ -41,12 +43,17 @@ if grep -q '^solutions/' "$work/list"; then
     exit 1
 fi
 
+# the stubs (setup.sh checks that they score 0), never a student's answers
+bash tests/stubs.sh "$work/exercises"
+n=$(( $(wc -l < "$work/list") + $(find "$work/exercises" -type f | wc -l) ))
+
 ( git describe --always --dirty 2>/dev/null || echo "no git commit" ) \
     > "$work/VERSION"
 cp tests/gradescope/setup.sh tests/gradescope/run_autograder "$work/"
 zip -q "$zipf.tmp" -@ < "$work/list"
-(cd "$work" && zip -q "$zipf.tmp" setup.sh run_autograder VERSION)
+(cd "$work" \
+    && zip -q -r -D "$zipf.tmp" exercises setup.sh run_autograder VERSION)
 mv "$zipf.tmp" "$zipf"
-echo "wrote ${1} ($(wc -l < "$work/list") files and the scripts," \
+echo "wrote ${1} ($n files and the scripts," \
      "$(du -k "$zipf" | cut -f 1) KB, $(cat "$work/VERSION")): upload it" \
      "to Gradescope as the autograder"
