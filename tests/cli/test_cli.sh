@@ -253,6 +253,21 @@ expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
 expect 1 "is a GPT of chapters 5 and 6, not chapter 7's encoder-decoder" \
     ch7 --checkpoint \
     "$ROOT/tests/reference/ch5_bias.safetensors" --translate x
+# what is missing is named, not a file '' that cannot be opened
+expect 2 "--checkpoint needs --translate or --translate-file" ch7 \
+    --checkpoint "$TMP/mt.safetensors"
+expect 2 "--translate is empty" ch7 --checkpoint "$TMP/mt.safetensors" \
+    --translate ''
+expect 2 "--translate-file is empty" ch7 --checkpoint "$TMP/mt.safetensors" \
+    --translate-file ''
+# an empty line translates to an empty line, in its place
+{ sed -n 1p "$TMP/three.de"; echo; sed -n 2p "$TMP/three.de"; } \
+    >"$TMP/gap.de"
+expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
+    "$TMP/gap.de" --beam 1
+[ "$(wc -l <"$TMP/out")" = 3 ] && [ -z "$(sed -n 2p "$TMP/out")" ] \
+    && [ -n "$(sed -n 3p "$TMP/out")" ] \
+    || fail "ch7 --translate-file: an empty line did not come back empty"
 
 # ch7 --task translate with --out: a run stopped at step 3 and resumed
 # ends with the files of the run that never stopped, byte for byte
