@@ -266,8 +266,8 @@ static void learn_tokenizer(Bpe *bpe, const Options *o) {
     char *texts[2];
     size_t lens[2];
     Error err;
-    for (int k = 0; k < 2; k++) {
-        texts[k] = read_file(paths[k], &lens[k], &err);
+    for (int k = 0; k < 2; k++) {   // a "\r\n" read as '\n' (utf8.h)
+        texts[k] = read_text(paths[k], &lens[k], &err);
         if (!texts[k] && flags_given(&o->data)) die("%s", err.msg);
         if (!texts[k])
             die("%s (the corpus comes with 'make data', run from the "
@@ -395,14 +395,13 @@ static int translate_saved(const Options *o) {
         die("%s: not a translation model (its tokenizer: %s)", o->checkpoint,
             vocab ? err.msg : "none");
     free(vocab);
-    // the sentences: one, or every line of a file
+    // the sentences: one, or every line of a file, cut at the line ends
+    // of utf8.h ("\r\n" as "\n")
     char *text;
     size_t bytes;
     if (*o->translate) {
-        text = xmalloc(strlen(o->translate) + 1);
-        strcpy(text, o->translate);
-        bytes = strlen(text);
-    } else if (!(text = read_file(o->translate_file, &bytes, &err))) {
+        text = text_copy(o->translate, &bytes);
+    } else if (!(text = read_text(o->translate_file, &bytes, &err))) {
         die("%s", err.msg);
     }
     const char *from = *o->translate ? "--translate" : o->translate_file;
