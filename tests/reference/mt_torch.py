@@ -103,13 +103,14 @@ def tokenizer_of(path):
 # ---- the corpus -------------------------------------------------------------
 
 def read_lines(path):
-    """The lines of a UTF-8 file as pairs.c reads them: cut at '\\n', a
-    '\\r' before it dropped, no line after a final '\\n'."""
-    with open(path, encoding="utf-8", newline="") as f:
+    """The lines of a UTF-8 file as pairs.c reads them: cut at each line
+    end, "\\n", "\\r\\n" or a lone "\\r" (open()'s universal newlines,
+    utf8.h's read_text), no line after a final one."""
+    with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [s[:-1] if s.endswith("\r") else s for s in lines]
+    return lines
 
 
 def read_pairs(bpe, data, split, src, tgt, max_len, drop_long):
