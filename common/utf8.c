@@ -32,6 +32,37 @@ char *read_file(const char *path, size_t *len, Error *err) {
     return buf;
 }
 
+//> text-newlines
+size_t text_newlines(char *s, size_t n) {
+    const char *cr = memchr(s, '\r', n);
+    size_t w = cr ? (size_t)(cr - s) : n;   // all before the first stays
+    for (size_t r = w; r < n; r++) {
+        if (s[r] != '\r') {
+            s[w++] = s[r];
+            continue;
+        }
+        s[w++] = '\n';                           // a line end ...
+        if (r + 1 < n && s[r + 1] == '\n') r++;  // ... of one or two bytes
+    }
+    s[w] = '\0';
+    return w;
+}
+//< text-newlines
+
+char *read_text(const char *path, size_t *len, Error *err) {
+    char *s = read_file(path, len, err);
+    if (s) *len = text_newlines(s, *len);
+    return s;
+}
+
+char *text_copy(const char *s, size_t *len) {
+    size_t n = strlen(s);
+    char *t = xmalloc(n + 1);
+    memcpy(t, s, n + 1);
+    *len = text_newlines(t, n);
+    return t;
+}
+
 //> utf8-decode
 long utf8_decode(const char *bytes, size_t n, uint32_t *out, Error *err) {
     const unsigned char *s = (const unsigned char *)bytes;

@@ -452,6 +452,9 @@ bad file 1 "$D/empty and $D/empty are empty: nothing to score" ch7 --bleu \
 bad file 1 "$BINARY: holds a NUL byte" ch7 --bleu "$BINARY" "$D/one"
 bad file 1 "reference 1: invalid UTF-8" ch7 --bleu "$D/one" "$D/badutf8"
 # --checkpoint and --translate-file
+bad flag 2 "--checkpoint needs --translate or --translate-file" ch7 \
+    --checkpoint "$D/mt.st"
+bad flag 2 "--translate is empty" ch7 --checkpoint "$D/mt.st" --translate ''
 bad file 1 "cannot open $D/none" ch7 --checkpoint "$D/none" --translate x
 bad file 1 "cannot read $D/dir: Is a directory" ch7 --checkpoint "$D/dir" \
     --translate x

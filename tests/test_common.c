@@ -392,6 +392,68 @@ START_TEST(read_file_missing) {
 }
 END_TEST
 
+// The line ends of utf8.h: "\r\n" and a lone "\r" become "\n", as
+// Python's open() reads text; nothing else changes, a NUL ends the result
+// and the length is returned. A rule that keeps the '\r' of "\r\n", that
+// turns "\r\n" into two line ends, or that leaves a lone '\r', fails it.
+START_TEST(text_newlines_as_python_reads) {
+    static const struct { const char *in, *out; } cases[] = {
+        {"", ""},
+        {"no line end", "no line end"},
+        {"a\nb\n", "a\nb\n"},
+        {"a\r\nb\r\n", "a\nb\n"},          // Windows
+        {"a\rb\r", "a\nb\n"},              // old Macs
+        {"\r\n\r\n\r\r\n\n\r", "\n\n\n\n\n\n"},   // blank lines, mixed
+        {"\n\r", "\n\n"},                  // a "\n\r" is two ends
+        {"Gr\xc3\xbc\xc3\x9f\r\ndich\r", "Gr\xc3\xbc\xc3\x9f\ndich\n"},
+        {"x\r\r\ny", "x\n\ny"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[64];
+        size_t n = strlen(cases[i].in);
+        memcpy(buf, cases[i].in, n);
+        memset(buf + n, 'Z', sizeof buf - n);   // no NUL of its own
+        size_t got = text_newlines(buf, n);
+        ck_assert_msg(got == strlen(cases[i].out) && buf[got] == '\0'
+                      && memcmp(buf, cases[i].out, got) == 0,
+                      "case %zu: length %zu, want %zu (or other bytes)", i, got,
+                      strlen(cases[i].out));
+        size_t len;
+        char *copy = text_copy(cases[i].in, &len);
+        ck_assert_uint_eq(len, strlen(cases[i].out));
+        ck_assert_str_eq(copy, cases[i].out);
+        free(copy);
+    }
+    // a NUL inside is a byte like another (a corpus reports it later)
+    char nul[] = "a\r\0\r\nb";
+    ck_assert_uint_eq(text_newlines(nul, 6), 5);
+    ck_assert_mem_eq(nul, "a\n\0\nb", 6);
+}
+END_TEST
+
+// read_text is read_file with that rule: a Windows file reads as its
+// Unix twin; a missing file is read_file's error.
+START_TEST(read_text_reads_windows_files) {
+    char path[] = "/tmp/test_common_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "wb");
+    fputs("To be,\r\nor not\r\n", f);
+    fclose(f);
+    Error err;
+    size_t len;
+    char *s = read_text(path, &len, &err);
+    remove(path);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(len, 14);
+    ck_assert_str_eq(s, "To be,\nor not\n");
+    free(s);
+    ck_assert_ptr_null(read_text("/nonexistent/file", &len, &err));
+    ck_assert_str_eq(err.msg, "cannot open /nonexistent/file: No such file "
+                     "or directory");
+}
+END_TEST
+
 // ---- the test runtime itself ---------------------------------------------------
 
 START_TEST(tensor_close_reports_first_and_worst) {
@@ -560,6 +622,8 @@ Suite *common_suite(void) {
     tcase_add_test(tc, utf8_round_trip_and_errors);
     tcase_add_test(tc, utf8_decoder_boundaries);
     tcase_add_test(tc, read_file_missing);
+    tcase_add_test(tc, text_newlines_as_python_reads);
+    tcase_add_test(tc, read_text_reads_windows_files);
     suite_add_tcase(s, tc);
     tc = tcase_new("runtime", "common");
     tcase_add_test(tc, tensor_close_reports_first_and_worst);

@@ -10,7 +10,7 @@
 
 int corpus_load(Corpus *c, const char *path, Error *err) {
     size_t bytes;
-    char *raw = read_file(path, &bytes, err);
+    char *raw = read_text(path, &bytes, err);   // "\r\n" read as "\n"
     if (!raw && strcmp(path, CORPUS_DEFAULT) == 0 && access(path, F_OK) != 0) {
         char inner[sizeof err->msg];
         snprintf(inner, sizeof inner, "%s", err->msg);

@@ -26,8 +26,8 @@ typedef struct {
 // The corpus every GPT chapter trains on, relative to the repository root.
 #define CORPUS_DEFAULT "data/tinyshakespeare.txt"
 
-// Reads a UTF-8 file (with no NUL byte) and builds vocabulary, ids and
-// the 90/10 split. When CORPUS_DEFAULT is missing, the message gives its
+// Reads a UTF-8 file (with no NUL byte; its line ends as read_text reads
+// them) and builds vocabulary, ids and the 90/10 split. When CORPUS_DEFAULT is missing, the message gives its
 // two usual causes (the program runs from another folder, or the data
 // was never fetched).
 int corpus_load(Corpus *c, const char *path, Error *err);

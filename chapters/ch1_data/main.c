@@ -199,6 +199,11 @@ int main(int argc, char **argv) {
     };
     flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
     if (!*data) flags_fail("--data is empty: give a text file");
+    // --text's line ends are read as a file's are (utf8.h)
+    bool is_default = text == default_text;
+    size_t text_bytes;
+    char *own_text = text_copy(text, &text_bytes);
+    text = own_text;
     Error err;
     // a folder that cannot take the CSV files fails before any work
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
@@ -220,7 +225,7 @@ int main(int argc, char **argv) {
     if (mem_check(V * V * sizeof(long) / sizeof(float), what, "give a "
                   "text with fewer distinct characters", &err) != 0)
         die("%s: %s", data, err.msg);
-    if (text != default_text) {   // a bad --text fails before any output
+    if (!is_default) {   // a bad --text fails before any output
         size_t n;
         int *ids = vocab_encode_utf8(&c.vocab, text, strlen(text), &n, &err);
         if (!ids) flags_fail("--text: %s", err.msg);
@@ -228,7 +233,7 @@ int main(int argc, char **argv) {
     }
     printf("== Chapter 1: data preparation ==\n");
     show_corpus(&c, data);
-    show_round_trip(&c, text, text == default_text);
+    show_round_trip(&c, text, is_default);
     printf("split       train %zu tokens (first 90%%), val %zu tokens\n",
            c.train.n, c.val.n);
     show_batch(&c, batch, block, seed);
@@ -236,5 +241,6 @@ int main(int argc, char **argv) {
     if (*plot_dir) write_plot_data(&c, plot_dir);
     printf("time        %.3f s\n", time_now() - t0);
     corpus_free(&c);
+    free(own_text);
     return 0;
 }

@@ -387,11 +387,15 @@ static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
     printf("plot data   %s/timing.csv\n", dir);
 }
 
-// The characters of text, decoded; -1 with a message on bad UTF-8.
+// The characters of text, its line ends read as a file's (utf8.h),
+// decoded; -1 with a message on bad UTF-8.
 static long decode_text(const char *text, uint32_t **cps, Error *err) {
-    size_t bytes = strlen(text);
+    size_t bytes;
+    char *t = text_copy(text, &bytes);
     *cps = xmalloc((bytes + 1) * sizeof **cps);
-    return utf8_decode(text, bytes, *cps, err);
+    long n = utf8_decode(t, bytes, *cps, err);
+    free(t);
+    return n;
 }
 
 int main(int argc, char **argv) {

@@ -355,17 +355,17 @@ int main(int argc, char **argv) {
 
     if (*plot_dir) write_plot_data(&m.cfg, plot_dir);
     if (scoring) {
-        char *file_text = NULL;
+        // the text, its line ends read as utf8.h says ("\r\n" as "\n")
+        char *text;
         size_t bytes;
         if (*score_file) {
-            file_text = read_file(score_file, &bytes, &err);
-            if (!file_text) die("%s", err.msg);
+            text = read_text(score_file, &bytes, &err);
+            if (!text) die("%s", err.msg);
         } else {
-            bytes = strlen(score);
+            text = text_copy(score, &bytes);
         }
         size_t n;
-        int *ids = vocab_encode_utf8(&vocab, file_text ? file_text : score,
-                                     bytes, &n, &err);
+        int *ids = vocab_encode_utf8(&vocab, text, bytes, &n, &err);
         double loss = 0;
         if (!ids || score_ids(&m, ids, n, &loss, &err) != 0) {
             // the file's text is data (status 1), --score's a usage error
@@ -374,7 +374,7 @@ int main(int argc, char **argv) {
         }
         printf("loss %.6f\n", loss);
         free(ids);
-        free(file_text);
+        free(text);
     } else {
         char first[5];
         if (!flags_given(&prompt) && vocab_id(&vocab, '\n') < 0) {
@@ -383,9 +383,9 @@ int main(int argc, char **argv) {
             first[utf8_encode(vocab.chars[0], first)] = 0;
             prompt = first;
         }
-        size_t n_prompt;
-        int *ids = vocab_encode_utf8(&vocab, prompt, strlen(prompt),
-                                     &n_prompt, &err);
+        size_t n_prompt, bytes;
+        char *text = text_copy(prompt, &bytes);   // line ends as a file's
+        int *ids = vocab_encode_utf8(&vocab, text, bytes, &n_prompt, &err);
         if (!ids) flags_fail("--prompt: %s", err.msg);
         if (!sample_only) {
             printf("== Chapter 5: the whole GPT ==\n");
@@ -419,7 +419,7 @@ int main(int argc, char **argv) {
                         no_cache ? "no KV cache" : "KV cache");
             printf("----\n");
         }
-        printf("%s", prompt);
+        printf("%s", text);
         Printer pr = {&vocab, true};
         GenStats st;
         if (generate(&m, ids, (int)n_prompt, ids, &opt, print_id, &pr, &st,
@@ -456,6 +456,7 @@ int main(int argc, char **argv) {
             }
         }
         free(ids);
+        free(text);
     }
     if (*save) {
         if (checkpoint_save(save, &m, &vocab, &err) != 0) die("%s", err.msg);

@@ -7,7 +7,11 @@
 // <bos> and ends at its own <eos>, or when it reaches its length limit:
 // its source's real length + extra tokens (the course notes' program
 // allows 50 more than the source), and never more than the state holds.
-// The output holds the tokens after <bos>, without the <eos>.
+// The output holds the tokens after <bos>, without the <eos>. A <pad>
+// the model chooses is a token like any other here (it prints as
+// nothing); fed back, it is hidden from the later positions as the full
+// forward pass hides every <pad> (seq2seq_step), so decoding with the
+// cache and without it give the same tokens.
 #ifndef CH7_DECODE_H
 #define CH7_DECODE_H
 

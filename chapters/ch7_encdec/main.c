@@ -145,13 +145,14 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
 
 // ---- scoring files: ./ch7 --bleu HYP REF ------------------------------------
 
-// The lines of a file, as Python reads them: split at '\n' (a "\r\n" is
-// one line end), no empty line after a final '\n'. The strings point
-// into *text, which the caller frees with the array.
+// The lines of a file, as Python reads them: split at each line end
+// (read_text's "\n", "\r\n" and a lone "\r"), no empty line after a
+// final one. The strings point into *text, which the caller frees with
+// the array.
 static char **read_lines(const char *path, int *n, char **text) {
     Error err;
     size_t len;
-    char *t = read_file(path, &len, &err);
+    char *t = read_text(path, &len, &err);
     if (!t) die("%s", err.msg);
     if (strlen(t) != len) die("%s: holds a NUL byte", path);
     int cap = 16, k = 0;
@@ -162,7 +163,6 @@ static char **read_lines(const char *path, int *n, char **text) {
                                               * sizeof *lines);
         lines[k++] = p;
         if (!end) break;
-        if (end > p && end[-1] == '\r') end[-1] = 0;
         *end = 0;
         p = end + 1;
     }

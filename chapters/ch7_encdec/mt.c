@@ -181,14 +181,15 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
         if (*texts[i][1] == 0) flags_fail("--%s is empty", texts[i][0]);
-    const char *maybe[][2] = {
-        {"save", o->save}, {"checkpoint", o->checkpoint},
-        {"translate", o->translate}, {"translate-file", o->translate_file},
-        {"out", o->out}, {"resume", o->resume}, {"log", o->log},
+    // flags_given asks about the variable, not its value
+    const struct { const char *name; const char *const *value; } maybe[] = {
+        {"save", &o->save}, {"checkpoint", &o->checkpoint},
+        {"translate", &o->translate}, {"translate-file", &o->translate_file},
+        {"out", &o->out}, {"resume", &o->resume}, {"log", &o->log},
     };
     for (size_t i = 0; i < sizeof maybe / sizeof maybe[0]; i++)
-        if (flags_given(maybe[i][1]) && *maybe[i][1] == 0)
-            flags_fail("--%s is empty", maybe[i][0]);
+        if (flags_given(maybe[i].value) && **maybe[i].value == 0)
+            flags_fail("--%s is empty", maybe[i].name);
     if ((*o->translate || *o->translate_file) && !*o->checkpoint)
         flags_fail("--translate and --translate-file need --checkpoint "
                    "FILE, a model saved with --save (or --out DIR's "
@@ -197,6 +198,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         flags_fail("give --translate or --translate-file, not both");
     if (*o->checkpoint && *o->resume)
         flags_fail("--checkpoint translates and --resume trains: give one");
+    if (*o->checkpoint && !*o->translate && !*o->translate_file)
+        flags_fail("--checkpoint needs --translate or --translate-file");
     if (o->embd % o->heads != 0)
         flags_fail("--embd %d does not split into --heads %d", o->embd,
                    o->heads);
@@ -263,8 +266,8 @@ static void learn_tokenizer(Bpe *bpe, const Options *o) {
     char *texts[2];
     size_t lens[2];
     Error err;
-    for (int k = 0; k < 2; k++) {
-        texts[k] = read_file(paths[k], &lens[k], &err);
+    for (int k = 0; k < 2; k++) {   // a "\r\n" read as '\n' (utf8.h)
+        texts[k] = read_text(paths[k], &lens[k], &err);
         if (!texts[k] && flags_given(&o->data)) die("%s", err.msg);
         if (!texts[k])
             die("%s (the corpus comes with 'make data', run from the "
@@ -392,14 +395,13 @@ static int translate_saved(const Options *o) {
         die("%s: not a translation model (its tokenizer: %s)", o->checkpoint,
             vocab ? err.msg : "none");
     free(vocab);
-    // the sentences: one, or every line of a file
+    // the sentences: one, or every line of a file, cut at the line ends
+    // of utf8.h ("\r\n" as "\n")
     char *text;
     size_t bytes;
     if (*o->translate) {
-        text = xmalloc(strlen(o->translate) + 1);
-        strcpy(text, o->translate);
-        bytes = strlen(text);
-    } else if (!(text = read_file(o->translate_file, &bytes, &err))) {
+        text = text_copy(o->translate, &bytes);
+    } else if (!(text = read_text(o->translate_file, &bytes, &err))) {
         die("%s", err.msg);
     }
     const char *from = *o->translate ? "--translate" : o->translate_file;

@@ -10,7 +10,8 @@
 
 // ---- loading ----------------------------------------------------------------
 
-// The lines of a file: starts and lengths into its text (which is kept).
+// The lines of a file: starts and lengths into its text (which is kept),
+// cut at every line end that read_text reads as '\n' ("\r\n" too).
 typedef struct {
     char *text;
     size_t *start, *len;
@@ -20,7 +21,7 @@ typedef struct {
 static int lines_read(Lines *l, const char *path, Error *err) {
     size_t bytes;
     memset(l, 0, sizeof *l);
-    l->text = read_file(path, &bytes, err);
+    l->text = read_text(path, &bytes, err);
     if (!l->text) return -1;
     size_t n = 0;
     for (size_t i = 0; i < bytes; i++) n += l->text[i] == '\n';
@@ -37,7 +38,6 @@ static int lines_read(Lines *l, const char *path, Error *err) {
         while (end < bytes && l->text[end] != '\n') end++;
         l->start[k] = at;
         l->len[k] = end - at;
-        if (l->len[k] > 0 && l->text[end - 1] == '\r') l->len[k]--;
         at = end + 1;
     }
     l->n = (int)n;

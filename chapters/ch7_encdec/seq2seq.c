@@ -562,6 +562,7 @@ size_t seq2seq_state_floats(const Seq2SeqConfig *c, int B, int S, int T,
     n += (size_t)c->n_dec * decoder_step_floats(R, T, S, C, NH, F);
     n += block_cache_floats(B, S, C, NH, F, false, false);
     n += (size_t)R * T * C;             // the reorder's copy of the keys
+    n += (size_t)2 * R * T;             // the target masks, and a copy
     return n + (size_t)(R + B) * S;     // the source masks
 }
 
@@ -584,9 +585,12 @@ int seq2seq_state_alloc(Seq2SeqState *st, const Seq2SeqConfig *cfg, int B,
     st->mem = layout_alloc(t, state_slots(t, st, cfg, B, S, copies));
     st->swap = alloc_floats((size_t)R * T * C);
     st->kept = xcalloc((size_t)R, sizeof *st->kept);
-    st->imem = xcalloc((size_t)(R + B) * S, sizeof *st->imem);
+    st->imem = xcalloc((size_t)(R + B) * S + (size_t)2 * R * T,
+                       sizeof *st->imem);
     st->src_mask = st->imem;
     st->enc_mask = st->imem + (size_t)R * S;
+    st->tgt_mask = st->enc_mask + (size_t)B * S;
+    st->tgt_prev = st->tgt_mask + (size_t)R * T;
     st->B = B, st->S = S, st->T = T, st->copies = copies, st->R = R;
     st->n_dec = cfg->n_dec;
     return 0;
@@ -670,12 +674,20 @@ int seq2seq_step(const Seq2Seq *m, Seq2SeqState *st, const int *tokens,
                          "positions and all are used", st->T);
     if (check_ids(tokens, R, c->tgt_vocab, "target", err) != 0)
         return -1;
+    // The target mask gains the new position: 0 where the token fed is
+    // <pad>. The full forward pass hides every <pad> of the target from
+    // the self-attention (its padding mask comes from the ids); a <pad>
+    // that decoding chose and fed back is hidden here the same way, so
+    // that the cached step and the forward pass stay one model.
+    for (int r = 0; r < R; r++)
+        st->tgt_mask[(size_t)r * st->T + st->len] = tokens[r] != c->pad;
     // the new position's embedding, then every layer's cached step
     embedding_forward(st->x, tokens, m->w.tgt_embed, sqrtf((float)C),
                       m->pos_table + (size_t)st->len * C, R, 1, C);
     for (int l = 0; l < c->n_dec; l++) {
-        if (decoder_step(st->y, &st->layers[l], st->x, &m->w.dec[l], NULL,
-                         st->src_mask, c->act, R, C, NH, F, err) != 0)
+        if (decoder_step(st->y, &st->layers[l], st->x, &m->w.dec[l],
+                         st->tgt_mask, st->src_mask, c->act, R, C, NH, F,
+                         err) != 0)
             return -1;
         float *t = st->x;
         st->x = st->y, st->y = t;
@@ -715,6 +727,11 @@ int seq2seq_state_reorder(Seq2SeqState *st, const int *from, Error *err) {
     int NH = k0->NH;
     size_t head = (size_t)st->T * (k0->C / NH), row = head * NH;
     size_t used = (size_t)st->len * (k0->C / NH) * sizeof(float);
+    // the target masks: row r takes row from[r]'s (a few ints a row)
+    size_t T = (size_t)st->T, mused = (size_t)st->len * sizeof(int);
+    memcpy(st->tgt_prev, st->tgt_mask, (size_t)R * T * sizeof(int));
+    for (int r = 0; r < R; r++)
+        memcpy(st->tgt_mask + r * T, st->tgt_prev + from[r] * T, mused);
     for (int l = 0; l < st->n_dec; l++) {
         float *kv[2] = {st->layers[l].self_kv.k, st->layers[l].self_kv.v};
         for (int i = 0; i < 2; i++) {
@@ -744,14 +761,17 @@ int seq2seq_state_drop(Seq2SeqState *st, int b, Error *err) {
                          "holds sources 0 to %d", b, last);
     st->cur_R -= k;
     if (b == last) return 0;
-    // the last source's rows move into b's: its source mask, memory and
-    // cross-attention keys and values (S positions a row, packed), and
-    // the self-attention keys and values in use (each head's first len
-    // of T positions)
+    // the last source's rows move into b's: its source mask, target mask,
+    // memory and cross-attention keys and values (S positions a row,
+    // packed), and the self-attention keys and values in use (each head's
+    // first len of T positions)
     size_t S = (size_t)st->cur_S, C = (size_t)st->layers[0].self_kv.C;
     size_t to = (size_t)b * k, from = (size_t)last * k;
     memcpy(st->src_mask + to * S, st->src_mask + from * S,
            k * S * sizeof *st->src_mask);
+    size_t T = (size_t)st->T;
+    memcpy(st->tgt_mask + to * T, st->tgt_mask + from * T,
+           k * T * sizeof *st->tgt_mask);
     memcpy(st->memory + to * S * C, st->memory + from * S * C,
            k * S * C * sizeof *st->memory);
     int NH = st->layers[0].self_kv.NH;

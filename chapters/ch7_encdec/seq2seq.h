@@ -218,6 +218,8 @@ struct Seq2SeqState {
     int n_dec;                // decoder layers
     int *src_mask;            // (R, S) each row's source mask
     int *enc_mask;            // (B, S) the sources'
+    int *tgt_mask;            // (R, T) 1 where the token fed is no <pad>
+    int *tgt_prev;            // (R, T) the reorder's copy of it
 
     float *memory;            // (R, S, C)
     DecoderStep *layers;      // Ld, each with its caches for R rows

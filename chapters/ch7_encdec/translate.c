@@ -94,9 +94,15 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
     sort_off = off;
     qsort(order, (size_t)n, sizeof *order, by_source_length);
     sort_off = NULL;
+    // An empty source (an empty line) has nothing to translate: its
+    // output is empty. Decoding it would read a source of padding only
+    // and invent a sentence. The empty ones sort first; decoding starts
+    // after them.
+    int empty = 0;
+    while (empty < n && off[order[empty] + 1] == off[order[empty]]) empty++;
 
     int T = max_len;   // the most target positions the state can hold
-    int nb = (n + batch - 1) / batch, nt = threads_for(nb);
+    int nb = (n - empty + batch - 1) / batch, nt = threads_for(nb);
     Work *w = xcalloc((size_t)nt, sizeof *w);
     int rc = 0;
     for (int k = 0; k < nt && rc == 0; k++) {
@@ -119,7 +125,7 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
     PARALLEL_FOR_BATCHES
     for (int q = 0; q < nb; q++) {
         Work *me = &w[thread_id()];
-        int first = (nb - 1 - q) * batch;
+        int first = empty + (nb - 1 - q) * batch;
         if (rc != 0 || me->failed >= 0) continue;
         if (decode_one(m, dc, src, off, order + first,
                        n - first < batch ? n - first : batch, T, me, lens,
@@ -139,8 +145,9 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
         for (int i = 0; i < n; i++) out_off[i + 1] = out_off[i] + lens[i];
         *out = xmalloc((size_t)(out_off[n] ? out_off[n] : 1) * sizeof **out);
         for (int i = 0; i < n; i++)
-            memcpy(*out + out_off[i], rows[i],
-                   (size_t)lens[i] * sizeof **out);
+            if (lens[i] > 0)   // an empty source has no row
+                memcpy(*out + out_off[i], rows[i],
+                       (size_t)lens[i] * sizeof **out);
     }
     for (int i = 0; i < n; i++) free(rows[i]);
     free(rows);

@@ -6,8 +6,9 @@
 //
 // The tokenizer is the "vocab" metadata of a checkpoint that ./ch7 --save
 // wrote. For each file, in order, one output line per input line: its ids
-// separated by spaces (an empty line for an empty one). A line is cut at
-// '\n' and loses a '\r' before it, as pairs.c reads the corpus.
+// separated by spaces (an empty line for an empty one). The lines are
+// those of read_text ("\r\n" and a lone "\r" end one too), as pairs.c
+// reads the corpus.
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,13 +21,12 @@
 static void print_ids(Bpe *b, const char *path, int *buf) {
     size_t len;
     Error err;
-    char *text = read_file(path, &len, &err);
+    char *text = read_text(path, &len, &err);
     if (!text) die("%s", err.msg);
     for (size_t i = 0; i < len;) {
         size_t e = i;
         while (e < len && text[e] != '\n') e++;
-        size_t n = e > i && text[e - 1] == '\r' ? e - 1 - i : e - i;
-        int k = bpe_encode(b, text + i, n, buf, &err);
+        int k = bpe_encode(b, text + i, e - i, buf, &err);
         if (k < 0) die("%s: %s", path, err.msg);
         for (int j = 0; j < k; j++) printf(j ? " %d" : "%d", buf[j]);
         putchar('\n');

@@ -36,7 +36,7 @@ static Text load(const char *name) {
     snprintf(path, sizeof path, DIR "%s", name);
     Error err;
     Text t = {0};
-    t.text = read_file(path, &t.len, &err);
+    t.text = read_text(path, &t.len, &err);   // as ./ch7 reads it
     if (!t.text) die("%s (run make data)", err.msg);
     for (size_t i = 0; i < t.len; i++) t.lines += t.text[i] == '\n';
     return t;

@@ -6,31 +6,33 @@
 // bias: the decoder's final LayerNorm keeps its feature 0 at 1 (weight
 // 0, bias 1), so column 0 of the generator adds a constant to each
 // token's logit. It makes <pad> (and in the enumerable model <bos>) all
-// but impossible, and moves <eos> up or down to vary the lengths. (A
-// <pad> fed back to the decoder would be read by the cached step but
-// masked by the full forward pass, so the two could not be compared.)
+// but impossible, and moves <eos> up or down to vary the lengths; one
+// test makes <pad> likely instead, to see a <pad> fed back hidden by the
+// cached step as the full forward pass hides it.
 //
 // Each test below names the wrong versions it catches; those marked (*)
 // were tried as edits of decode.c or seq2seq.c and seen to fail it.
 //
 // decode_step_matches_forward: seq2seq_step's logits at every position
-//   equal seq2seq_forward's (teacher-forced, padded sources, tied and
-//   untied), within 1e-5, and a full state refuses another step. A step
-//   with the next position's sinusoid (*) or without the source mask
-//   (*), or with stale self-attention keys, fails it.
+//   equal seq2seq_forward's (teacher-forced, padded sources, <pad>s in
+//   the targets, tied and untied), within 1e-5, and a full state refuses
+//   another step. A step with the next position's sinusoid (*), without
+//   the source mask (*) or without the target mask (*: it read a <pad>
+//   the forward pass hides), or with stale self-attention keys, fails it.
 // decode_reorder_moves_the_cache: rows that took over other rows'
 //   positions (seq2seq_state_reorder within each source, with copies:
 //   from = {2, 0, 2 | 4, 4, 3}, then {1, 1, 0 | 5, 3, 4}) give the
 //   logits of the prefixes they took over, as the full forward pass and
-//   as a fresh state fed those prefixes from the start. A reorder that
-//   moves only the keys (*), or nothing, fails it; a row of another
-//   source (*) or out of range must be refused with a message.
+//   as a fresh state fed those prefixes from the start (<pad>s among
+//   them). A reorder that moves only the keys (*), or not the target
+//   mask (*), or nothing, fails it; a row of another source (*) or out
+//   of range must be refused with a message.
 // decode_drop_keeps_the_rest: after seq2seq_state_drop of a source in
 //   the middle (the last source's rows move into its place) and then of
 //   the last, each row left gives the logits of its own source and
 //   tokens, as the full forward pass; a source out of range is refused
 //   with a message. A drop that moves only the self-attention keys and
-//   values (*), or that moves nothing, fails it.
+//   values (*), not the target mask (*), or that moves nothing, fails it.
 // decode_greedy_matches_uncached: greedy_decode against greedy decoding
 //   without any cache, written here: at every step the full forward pass
 //   over the prefix so far and the argmax of its last position. Batches
@@ -43,6 +45,14 @@
 //   padded source (*), <eos> copied into the output (*), or a state for
 //   more sources than the call (*: seq2seq_step read and wrote the
 //   allocated rows, past the caller's arrays) fails it.
+// decode_pad_matches_uncached: models whose output layer prefers <pad>
+//   (its bias raised), so that decoding writes <pad>s and feeds them
+//   back: greedy_decode gives the uncached greedy's tokens, <pad>s
+//   included, and every answer of a beam of 3 scores the log P that the
+//   full forward pass gives it, over length. At least 20 <pad>s written
+//   and 10 tokens chosen after one. A step that reads a <pad> fed back
+//   (*), or a reorder (*) or a drop (*) that leaves the target mask,
+//   fails it.
 // decode_beam1_is_greedy: beam width 1 with alpha 0 gives exactly
 //   greedy's output, on 24 random models (tied and untied, with and
 //   without the bias trick). A beam that drops the hypotheses reaching
@@ -111,6 +121,8 @@ typedef struct {
     bool biased;        // the token-bias trick (untied only)
     float eos_bias;     // with it: <eos>'s bias; <pad>'s is IMPOSSIBLE
     bool no_bos;        // with it: <bos> impossible too
+    bool pad_too;       // with it: <pad>'s bias is pad_bias instead
+    float pad_bias;
 } ModelSpec;
 
 static void model_make(Seq2Seq *m, int V, const ModelSpec *ms,
@@ -130,7 +142,7 @@ static void model_make(Seq2Seq *m, int V, const ModelSpec *ms,
     m->w.dec_ln_w[0] = 0.0f;
     m->w.dec_ln_b[0] = 1.0f;
     for (int v = 0; v < V; v++) m->w.generator[(size_t)v * C] = 0.0f;
-    m->w.generator[(size_t)PAD * C] = IMPOSSIBLE;
+    m->w.generator[(size_t)PAD * C] = ms->pad_too ? ms->pad_bias : IMPOSSIBLE;
     m->w.generator[(size_t)EOS * C] = ms->eos_bias;
     if (ms->no_bos) m->w.generator[(size_t)BOS * C] = IMPOSSIBLE;
 }
@@ -243,6 +255,9 @@ START_TEST(decode_step_matches_forward) {
         for (int i = 0; i < B * T; i++)
             tgt[i] = 1 + (int)rng_below(&rng, V - 1);
         for (int b = 0; b < B; b++) tgt[b * T] = BOS;
+        // <pad>s fed back, as decoding may: the forward pass hides them
+        // from the later positions, and so must the step
+        tgt[0 * T + 2] = tgt[1 * T + 1] = tgt[1 * T + 3] = PAD;
         Seq2SeqActs a;
         Error err;
         ck_assert(seq2seq_acts_alloc(&a, &m.cfg, B, S, T, &err) == 0);
@@ -299,6 +314,9 @@ START_TEST(decode_reorder_moves_the_cache) {
     for (int r = 0; r < R; r++)
         for (int t = 0; t < T; t++)
             seq[r][t] = t == 0 ? BOS : 1 + (int)rng_below(&rng, V - 1);
+    // <pad>s in rows that others take over, in each phase: the rows that
+    // take them over must hide them too
+    seq[2][1] = seq[4][2] = seq[3][T0] = PAD;
     const int from1[R] = {2, 0, 2, 4, 4, 3};
     const int from2[R] = {1, 1, 0, 5, 3, 4};
     // what each row has been fed after p reorders: eff[p][r]. Before
@@ -398,6 +416,7 @@ START_TEST(decode_drop_keeps_the_rest) {
     for (int r = 0; r < R; r++)
         for (int t = 0; t < T; t++)
             seq[r][t] = t == 0 ? BOS : 1 + (int)rng_below(&rng, V - 1);
+    seq[4][1] = seq[5][1] = PAD;   // in source 2's rows, which move
     // the forward pass of every row's whole sequence
     int src_rep[R * S], tgt[R * T];
     for (int r = 0; r < R; r++) {
@@ -456,6 +475,7 @@ END_TEST
 typedef struct {
     int short_len, at_limit, empty;   // sentences seen of each kind
     int mixed;                        // batches where done lengths differ
+    int pads, after_pad;              // <pad>s written, tokens after one
 } Seen;
 
 // One batch: greedy_decode (a state for Bst >= B sources of Sst >= S
@@ -493,6 +513,10 @@ static void greedy_case(const Seq2Seq *m, const int *src, int B, int S,
         for (int i = rn; i < max_out; i++)
             ck_assert_msg(out[b * max_out + i] == UNUSED,
                           "source %d: room %d written", b, i);
+        for (int i = 0; i < rn; i++) {
+            seen->pads += y[i] == PAD;
+            seen->after_pad += i > 0 && y[i - 1] == PAD;
+        }
         if (rdone && rn == 0) seen->empty++;
         if (rdone && rn > 0) seen->short_len++;
         if (!rdone) seen->at_limit++;
@@ -970,6 +994,63 @@ START_TEST(decode_beam_finds_the_best) {
 }
 END_TEST
 
+// ---- a model that writes <pad> ---------------------------------------------
+
+// The log P of y[0..n) (and of an <eos> after it when eos) from the full
+// forward pass, in double.
+static double ref_logp(Ref *r, const Seq2Seq *m, const int *src,
+                       const int *y, int n, bool eos) {
+    int V = m->cfg.tgt_vocab;
+    double *lp = xmalloc((size_t)V * sizeof *lp), sum = 0;
+    for (int t = 0; t < n + eos; t++) {
+        log_softmax(lp, ref_last(r, m, src, y, t), V);
+        sum += lp[t < n ? y[t] : EOS];
+    }
+    free(lp);
+    return sum;
+}
+
+START_TEST(decode_pad_matches_uncached) {
+    enum { V = 10, B = 6, S = 6, K = 3, MO = MAX_LEN };
+    Seen seen = {0};
+    int beam_pads = 0;
+    for (int i = 0; i < 6; i++) {
+        ModelSpec ms = {.tie = false, .scale = 2.5f, .biased = true,
+                        .eos_bias = 3.0f, .pad_too = true,
+                        .pad_bias = 4.0f + 0.5f * (float)i};
+        Seq2Seq m;
+        model_make(&m, V, &ms, 800 + i);
+        Rng rng;
+        rng_seed(&rng, 900 + i);
+        int n[B] = {6, 1, 3, 2, 4, 5}, src[B * S];
+        make_sources(src, B, S, n, V, &rng);
+        greedy_case(&m, src, B, S, B, S, MAX_LEN, 8, MAX_LEN, &seen);
+        // beam search: each answer's score is its log P from the forward
+        // pass, normalised
+        Ref r;
+        ref_alloc(&r, &m, 1, S);
+        for (int b = 0; b < B; b++) {
+            int y[MO], len;
+            bool eos;
+            float score;
+            beam_one(&m, src + b * S, S, K, 1.0f, 8, MO, y, &len, &eos,
+                     &score);
+            double want = ref_logp(&r, &m, src + b * S, y, len, eos)
+                          / (double)(len + eos);
+            ck_assert_msg(fabs(score - want) <= SCORE_TOL, "model %d "
+                          "source %d: beam's score %.7g, the forward pass "
+                          "gives its output %.7g", i, b, score, want);
+            for (int t = 0; t < len; t++) beam_pads += y[t] == PAD;
+        }
+        seq2seq_acts_free(&r.a, &m.cfg);
+        seq2seq_free(&m);
+    }
+    ck_assert_msg(seen.pads >= 20 && seen.after_pad >= 10 && beam_pads >= 10,
+                  "too few <pad>s written: greedy %d (%d tokens after one), "
+                  "beam %d", seen.pads, seen.after_pad, beam_pads);
+}
+END_TEST
+
 // ---- bad calls -------------------------------------------------------------
 
 START_TEST(decode_bad_calls) {
@@ -1063,6 +1144,7 @@ Suite *ch7_decode_suite(void) {
     tcase_add_test(tc, decode_reorder_moves_the_cache);
     tcase_add_test(tc, decode_drop_keeps_the_rest);
     tcase_add_test(tc, decode_greedy_matches_uncached);
+    tcase_add_test(tc, decode_pad_matches_uncached);
     tcase_add_test(tc, decode_beam1_is_greedy);
     tcase_add_test(tc, decode_ties_take_the_lowest_id);
     tcase_add_test(tc, decode_beam_ties_follow_the_order);

@@ -206,7 +206,9 @@ START_TEST(batch_fill_by_hand) {
 END_TEST
 
 // translate_batch sorts, batches and restores the order: its outputs are
-// greedy_decode's for each sentence alone.
+// greedy_decode's for each sentence alone, and an empty sentence's is
+// empty (decoding a source of padding only would invent one: the
+// model's greedy output for it is checked to be some tokens).
 START_TEST(translate_batch_matches_one_by_one) {
     Seq2SeqConfig cfg = seq2seq_config_default(12, 16);
     cfg.n_embd = 8, cfg.n_head = 2, cfg.n_ffn = 16, cfg.n_enc = 1;
@@ -239,6 +241,10 @@ START_TEST(translate_batch_matches_one_by_one) {
             s[j] = len ? src[off[i] + j] : TOK_PAD;
         ck_assert_int_eq(greedy_decode(&m, &st, s, 1, len ? len : 1, &dc,
                                        one, 16, &got, NULL, &err), 0);
+        if (len == 0) {
+            ck_assert_int_gt(got, 0);   // what it would invent
+            got = 0;
+        }
         ck_assert_int_eq(out_off[i + 1] - out_off[i], got);
         for (int j = 0; j < got; j++)
             ck_assert_int_eq(out[out_off[i] + j], one[j]);

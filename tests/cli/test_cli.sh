@@ -253,6 +253,132 @@ expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
 expect 1 "is a GPT of chapters 5 and 6, not chapter 7's encoder-decoder" \
     ch7 --checkpoint \
     "$ROOT/tests/reference/ch5_bias.safetensors" --translate x
+# what is missing is named, not a file '' that cannot be opened
+expect 2 "--checkpoint needs --translate or --translate-file" ch7 \
+    --checkpoint "$TMP/mt.safetensors"
+expect 2 "--translate is empty" ch7 --checkpoint "$TMP/mt.safetensors" \
+    --translate ''
+expect 2 "--translate-file is empty" ch7 --checkpoint "$TMP/mt.safetensors" \
+    --translate-file ''
+# an empty line translates to an empty line, in its place
+{ sed -n 1p "$TMP/three.de"; echo; sed -n 2p "$TMP/three.de"; } \
+    >"$TMP/gap.de"
+expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
+    "$TMP/gap.de" --beam 1
+[ "$(wc -l <"$TMP/out")" = 3 ] && [ -z "$(sed -n 2p "$TMP/out")" ] \
+    && [ -n "$(sed -n 3p "$TMP/out")" ] \
+    || fail "ch7 --translate-file: an empty line did not come back empty"
+
+# Line ends (common/utf8.h): every text a program reads, from a file or
+# the command line, takes Windows' "\r\n" and old Macs' lone "\r" as
+# "\n". A file with them gives what its Unix twin gives, input by input.
+# twins F: writes F.crlf and F.cr, the text of F with "\r\n" and "\r"
+twins() {
+    sed 's/$/\r/' "$1" >"$1.crlf"
+    tr '\n' '\r' <"$1" >"$1.cr"
+}
+# same WHAT FILE...: the files are equal, or the test fails
+same() {
+    local what=$1 first=$2
+    shift 2
+    for f in "$@"; do
+        cmp -s "$first" "$f" || { fail "$what: $f differs"; \
+            diff "$first" "$f" | head -n 6 | cat -A >&2; }
+    done
+}
+# ch1 --data (the vocabulary, the batches, the baselines) and --text
+head -n 80 "$ROOT/data/tinyshakespeare.txt" >"$TMP/ts.txt"
+twins "$TMP/ts.txt"
+for f in ts.txt ts.txt.crlf ts.txt.cr; do
+    expect 0 "vocabulary  " ch1 --data "$TMP/$f" --text "$(printf 'To\r\nbe')"
+    grep -v '^corpus\|^time' "$TMP/out" >"$TMP/ch1.$f"
+done
+expect 0 "" ch1 --data "$TMP/ts.txt" --text "$(printf 'To\nbe')"
+grep -v '^corpus\|^time' "$TMP/out" >"$TMP/ch1.lf"
+same "ch1 with line ends \\r\\n or \\r" "$TMP/ch1.lf" "$TMP/ch1.ts.txt" \
+    "$TMP/ch1.ts.txt.crlf" "$TMP/ch1.ts.txt.cr"
+grep -q $'\r' "$TMP/ch1.ts.txt.crlf" && fail "ch1: a raw CR in its report"
+# ch2 --text: the example's tokens
+k=0
+for t in 'ab\ncd' 'ab\r\ncd' 'ab\rcd'; do
+    expect 0 "T=5" ch2 --text "$(printf "$t")" --max-T 64
+    k=$((k + 1))
+    sed -n '1,9p' "$TMP/out" >"$TMP/ch2.$k"
+done
+same "ch2 --text with line ends \\r\\n or \\r" "$TMP/ch2.1" "$TMP/ch2.2" \
+    "$TMP/ch2.3"
+# ch5 --score-file, --score and --prompt
+for f in ts.txt ts.txt.crlf ts.txt.cr; do
+    expect 0 "loss " ch5 --score-file "$TMP/$f"
+    cp "$TMP/out" "$TMP/ch5.$f"
+done
+same "ch5 --score-file with line ends \\r\\n or \\r" "$TMP/ch5.ts.txt" \
+    "$TMP/ch5.ts.txt.crlf" "$TMP/ch5.ts.txt.cr"
+k=0
+for t in 'ab\ncd' 'ab\r\ncd' 'ab\rcd'; do
+    k=$((k + 1))
+    expect 0 "loss " ch5 --score "$(printf "$t")"
+    cp "$TMP/out" "$TMP/score.$k"
+    expect 0 "" ch5 --sample-only --tokens 8 --temperature 0 --prompt \
+        "$(printf "$t")"
+    cp "$TMP/out" "$TMP/prompt.$k"
+done
+same "ch5 --score with line ends" "$TMP/score.1" "$TMP/score.2" \
+    "$TMP/score.3"
+same "ch5 --prompt with line ends" "$TMP/prompt.1" "$TMP/prompt.2" \
+    "$TMP/prompt.3"
+# ch6 --data: two steps train the same model
+for f in ts.txt ts.txt.crlf; do
+    expect 0 "" ch6 --layers 1 --heads 1 --embd 8 --block 8 --batch 2 \
+        --eval-iters 1 --sample-chars 0 --quiet --threads 1 --steps 2 \
+        --warmup 1 --eval-every 0 --data "$TMP/$f" --out "$TMP/run.$f"
+done
+same "ch6 --data with line ends \\r\\n" "$TMP/run.ts.txt/model.safetensors" \
+    "$TMP/run.ts.txt.crlf/model.safetensors"
+# ch7 --translate-file and --translate
+twins "$TMP/gap.de"
+for f in gap.de gap.de.crlf gap.de.cr; do
+    expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
+        "$TMP/$f" --beam 2
+    cp "$TMP/out" "$TMP/mt.$f"
+done
+same "ch7 --translate-file with line ends \\r\\n or \\r" "$TMP/mt.gap.de" \
+    "$TMP/mt.gap.de.crlf" "$TMP/mt.gap.de.cr"
+line=$(head -n 1 "$TMP/gap.de")
+k=0
+for t in "$line" "$line"$'\r' "$line"$'\r\n'; do
+    k=$((k + 1))
+    expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate "$t" \
+        --beam 1
+    cp "$TMP/out" "$TMP/one.$k"
+done
+same "ch7 --translate with line ends" "$TMP/one.1" "$TMP/one.2" \
+    "$TMP/one.3"
+# ch7 --bleu: both files
+twins "$TMP/hyp.txt"
+twins "$TMP/ref.txt"
+for e in "" .crlf .cr; do
+    expect 0 "BLEU|" ch7 --bleu "$TMP/hyp.txt$e" "$TMP/ref.txt$e"
+    cp "$TMP/out" "$TMP/bleu$e"
+done
+same "ch7 --bleu with line ends \\r\\n or \\r" "$TMP/bleu" "$TMP/bleu.crlf" \
+    "$TMP/bleu.cr"
+# ch7 --task translate: Multi30k's lines (the tokenizer learnt, the
+# pairs) from a copy of its start, and the same with "\r\n"
+mkdir -p "$TMP/m30k" "$TMP/m30k.crlf"
+for f in train.de train.en val.de val.en test_2016_flickr.de \
+         test_2016_flickr.en; do
+    n=200; case $f in train.*) n=2000 ;; esac
+    head -n $n "$ROOT/data/multi30k/$f" >"$TMP/m30k/$f"
+    sed 's/$/\r/' "$TMP/m30k/$f" >"$TMP/m30k.crlf/$f"
+done
+for d in m30k m30k.crlf; do
+    expect 0 "" ch7 --task translate --data "$TMP/$d" --merges 200 \
+        --max-len 300 --embd 8 --ffn 8 --heads 1 --layers 1 --steps 2 --beam 1 \
+        --show 0 --quiet --threads 1 --save "$TMP/$d.safetensors"
+done
+same "ch7 --task translate with line ends \\r\\n" "$TMP/m30k.safetensors" \
+    "$TMP/m30k.crlf.safetensors"
 
 # ch7 --task translate with --out: a run stopped at step 3 and resumed
 # ends with the files of the run that never stopped, byte for byte

@@ -103,13 +103,14 @@ def tokenizer_of(path):
 # ---- the corpus -------------------------------------------------------------
 
 def read_lines(path):
-    """The lines of a UTF-8 file as pairs.c reads them: cut at '\\n', a
-    '\\r' before it dropped, no line after a final '\\n'."""
-    with open(path, encoding="utf-8", newline="") as f:
+    """The lines of a UTF-8 file as pairs.c reads them: cut at each line
+    end, "\\n", "\\r\\n" or a lone "\\r" (open()'s universal newlines,
+    utf8.h's read_text), no line after a final one."""
+    with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [s[:-1] if s.endswith("\r") else s for s in lines]
+    return lines
 
 
 def read_pairs(bpe, data, split, src, tgt, max_len, drop_long):
@@ -237,7 +238,8 @@ class Plain:
 class Cached:
     """With a key/value cache, as seq2seq_step: each step feeds one new
     position through every decoder layer. Its self-attention appends its
-    key and value to the cache and reads all of them; the
+    key and value to the cache and reads all of them but those of a <pad>
+    fed (hidden, as Plain's forward pass hides them); the
     cross-attention's keys and values are made once from the memory."""
 
     def __init__(self, model, src, copies):
@@ -253,20 +255,23 @@ class Cached:
                       for layer in m.decoder.layers]
         self.k = memory.new_zeros(L, R, NH, T, C // NH)   # (L,R,NH,T,HS)
         self.v = torch.zeros_like(self.k)
+        self.fed = torch.zeros(R, T, dtype=torch.bool)   # not a <pad>
         self.t = 0   # positions fed so far
 
     def step(self, tokens):
         m, t, NH = self.m, self.t, self.NH
         C = m.C
         x = (m.tgt_embed.weight[tokens] * math.sqrt(C) + m.pe[t])[:, None]
+        self.fed[:, t] = tokens != PAD
+        seen = self.fed[:, None, None, :t + 1]   # (R, 1, 1, t + 1)
         for i, layer in enumerate(m.decoder.layers):
             sa, ca = layer.self_attn, layer.cross_attn
             q, k, v = [gen_ch7.heads(z, NH)
                        for z in sa.c_attn(layer.ln_1(x)).split(C, 2)]
             self.k[i, :, :, t] = k[:, :, 0]
             self.v[i, :, :, t] = v[:, :, 0]
-            a = gen_ch7.sdpa(q, self.k[i, :, :, :t + 1],
-                             self.v[i, :, :, :t + 1])
+            a = gen_ch7.attention(q, self.k[i, :, :, :t + 1],
+                                  self.v[i, :, :, :t + 1], seen)
             x = x + sa.c_proj(gen_ch7.merge(a))
             q = gen_ch7.heads(ca.q_proj(layer.ln_2(x)), NH)
             a = gen_ch7.attention(q, *self.cross[i], self.allowed)
@@ -278,6 +283,7 @@ class Cached:
     def reorder(self, rows):
         self.k = self.k[:, rows]
         self.v = self.v[:, rows]
+        self.fed = self.fed[rows]
 
 
 # ---- greedy and beam search, as decode.c ------------------------------------
