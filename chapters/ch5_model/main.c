@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "checkpoint.h"
 #include "dataset.h"
@@ -203,18 +202,6 @@ static void write_generation(const Gpt *m, const int *prompt, int n_prompt,
     free(out);
 }
 
-// --threads past this machine's cores only slows it down: capped, and said.
-static int cap_threads(int threads) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores >= 1 && threads > cores) {
-        fprintf(stderr, "%s: note: --threads %d, but this machine has %ld "
-                "core%s: using %ld\n", error_progname(), threads, cores,
-                cores == 1 ? "" : "s", cores);
-        return (int)cores;
-    }
-    return threads;
-}
-
 // ---- main ------------------------------------------------------------------
 
 int main(int argc, char **argv) {
@@ -306,7 +293,7 @@ int main(int argc, char **argv) {
                       .sample = {temperature, top_k, top_p}};
     if (sample_options_check(&opt.sample, &err) != 0)
         flags_fail("%s", err.msg);
-    threads_set(cap_threads(threads));
+    threads_set(threads_cap(threads, true));   // past the cores: capped
 
     // the model: loaded, or new with the vocabulary of the data
     Gpt m;

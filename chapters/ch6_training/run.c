@@ -6,7 +6,6 @@
 //
 // train_main reads as the run does: parse the flags, build the run (new
 // or resumed), check the output folder, train, report.
-#define _GNU_SOURCE   // sched_getaffinity, before any header
 #include "run.h"
 
 #include <errno.h>
@@ -15,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -165,7 +163,8 @@ static void parse_flags(Options *o, int argc, char **argv,
          "batches of train and val per evaluation"},
         {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
         {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
-         "under mpirun, the cores shared among the processes)"},
+         "under mpirun, the cores shared among the processes; more than "
+         "the cores: capped)"},
         {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
         {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
         {"save-every", FLAG_INT, &o->save_every,
@@ -725,13 +724,12 @@ static void log_close(FILE *log, const char *path) {
 // --threads 0: a thread per core this process may run on (taskset, or
 // mpirun's binding of each rank to its cores, narrow the machine's), and
 // with several ranks on one machine, no more threads in all than cores.
-static int default_threads(void) {
+// A count given is capped at those cores, as in every program (rank 0
+// says so).
+static int run_threads(int asked) {
+    if (asked > 0) return threads_cap(asked, dist_rank() == 0);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = online > 0 ? (int)online : 1;
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0
-        && CPU_COUNT(&set) < n)
-        n = CPU_COUNT(&set);
+    int n = threads_cores();
     int share = online > 0 ? (int)(online / dist_local_size()) : 1;
     if (n > share) n = share;
     return n > 1 ? n : 1;
@@ -742,7 +740,7 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     dist_init();   // first: under mpirun only rank 0 prints, even --help
     Options o;
     parse_flags(&o, argc, argv, be);
-    int threads = o.threads ? o.threads : default_threads();
+    int threads = run_threads(o.threads);
     threads_set(threads);
     if (be && be->before) {
         int rc = be->before(be->ctx);

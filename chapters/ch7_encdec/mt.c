@@ -126,7 +126,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"alpha", FLAG_FLOAT, &o->alpha, "beam search's length "
          "normalisation: score = log P / length^alpha"},
         {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
-        {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
+         "more than the cores: capped)"},
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
          "lines when the output is not a terminal"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
@@ -870,7 +871,7 @@ int mt_main(int argc, char **argv) {
                       .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 1,
                       .seed = 1337};
     parse_flags(argc, argv, &o, &tc);
-    if (o.threads > 0) threads_set(o.threads);
+    if (o.threads > 0) threads_set(threads_cap(o.threads, true));
     if (*o.checkpoint) return translate_saved(&o);
 
     Run r = {0};

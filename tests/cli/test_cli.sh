@@ -118,8 +118,17 @@ expect 2 "needs" ch5 --embd 4096 --layers 400
 expect 2 "give one text" ch5 --score ab --score-file "$TMP/short.txt"
 expect 1 "cannot open $TMP/none.txt" ch5 --score-file "$TMP/none.txt"
 (cd "$TMP" && expect 1 "make data" ch5)
-# a thread count past the machine's cores is capped, and said
-expect 0 "using" ch5 --threads 100000 --sample-only --tokens 1
+# a thread count past the machine's cores is capped, and said, in one
+# note that every program taking --threads prints the same way
+# (common/threads.c; ch6's and ch7's cases are further down)
+expect 0 "ch5: note: --threads 100000, but this" ch5 --threads 100000 \
+    --sample-only --tokens 1
+threads_note() {   # threads_note PROG: the note was the one stderr line
+    grep -qE "^$1: note: --threads 1024, but this (machine has|process \
+may run on) [0-9]+ cores?: using [0-9]+\$" "$TMP/err" \
+        && [ "$(wc -l <"$TMP/err")" = 1 ] \
+        || fail "$1 --threads 1024: not capped with one note"
+}
 # ch5: scoring any text of 2 characters or more, from a flag or a file
 expect 2 "scoring needs at least 2" ch5 --score a
 expect 0 "loss " ch5 --score ab
@@ -204,6 +213,11 @@ grep -qE "^reached val 4\.[0-9]{4} <= 4\.3000 at step 5 after [0-9]+\.[0-9]{2} s
 grep -q "^model       1 layer, 1 head, 8 wide" "$TMP/out" \
     || fail "ch6: '1 layer, 1 head' in the model line"
 expect 0 "(default: 0)" ch6 --preset notes --help
+# (the last --threads given counts)
+expect 0 "eval step 1:" ch6 "${tiny[@]}" --steps 1 --threads 1024
+threads_note ch6
+grep -q "1024 threads" "$TMP/out" \
+    && fail "ch6 --threads 1024: the run line shows 1024 threads, not the cap"
 
 # ch7
 expect 2 "--task must be" ch7 --task translate-everything
@@ -211,6 +225,9 @@ expect 2 "--symbols must be in [" ch7 --symbols 0
 expect 2 "--max-len must be in [9, " ch7 --min-len 9 --max-len 8
 expect 2 "--beam must be in [" ch7 --beam 0
 expect 2 "--save is empty" ch7 --save ''
+expect 0 "held-out exact match" ch7 --symbols 3 --min-len 3 --max-len 3 \
+    --held-out 2 --steps 1 --quiet --threads 1024
+threads_note ch7
 
 # ch7 --bleu: scores two files and exits, without training; the lines are
 # sacreBLEU's (`sacrebleu REF -i HYP -m bleu chrf -w 2`)
