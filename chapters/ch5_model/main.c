@@ -24,6 +24,7 @@
 #include "positional.h"
 #include "report.h"
 #include "rng.h"
+#include "safetensors.h"
 #include "threads.h"
 #include "timer.h"
 #include "utf8.h"
@@ -285,9 +286,11 @@ int main(int argc, char **argv) {
     else if (strcmp(window, "slide") != 0)
         flags_fail("--window must be slide or exact, got '%s'", window);
     Error err;
-    // a folder that cannot take the CSV file fails before any work
+    // a folder that cannot take the CSV file fails before any work, and
+    // so does a --save that cannot be written
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
         die("%s", err.msg);
+    if (*save && write_file_check(save, &err) != 0) die("%s", err.msg);
     GenOptions opt = {.max_new_tokens = tokens, .seed = seed,
                       .use_cache = !no_cache, .window = policy,
                       .sample = {temperature, top_k, top_p}};

@@ -22,6 +22,7 @@
 #include "mt.h"
 #include "plotdata.h"
 #include "progress.h"
+#include "safetensors.h"
 #include "seq2seq.h"
 #include "seq2seq_checkpoint.h"
 #include "seq2seq_train.h"
@@ -456,9 +457,11 @@ int main(int argc, char **argv) {
     parse_flags(argc, argv, &o, &tc, &task);
     if (o.threads > 0) threads_set(threads_cap(o.threads, true));
     Error err;
-    // a folder that cannot take the CSV file fails before any work
+    // a folder that cannot take the CSV file fails before any work, and
+    // so does a --save that cannot be written
     if (flags_given(&o.plot_data) && plot_dir_check(o.plot_data, &err) != 0)
         die("%s", err.msg);
+    if (*o.save && write_file_check(o.save, &err) != 0) die("%s", err.msg);
 
     int S = task_src_len(&task), T = task_tgt_len(&task);
     Seq2SeqConfig cfg = seq2seq_config_default(task_vocab(&task), T);

@@ -17,6 +17,7 @@
 #include "pairs.h"
 #include "progress.h"
 #include "report.h"
+#include "safetensors.h"
 #include "seq2seq.h"
 #include "seq2seq_checkpoint.h"
 #include "seq2seq_train.h"
@@ -876,8 +877,10 @@ int mt_main(int argc, char **argv) {
 
     Run r = {0};
     Error err;
-    // a folder that cannot take the run fails before the run
+    // a folder that cannot take the run fails before the run, and so
+    // does a --save that cannot be written
     if (*o.out && checkpoint_dir_check(o.out, &err) != 0) die("%s", err.msg);
+    if (*o.save && write_file_check(o.save, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o, &tc);
     else start_run(&r, &o, &tc);
     if (*o.out) run_file_write(&o, o.out);
