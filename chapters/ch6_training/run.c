@@ -92,6 +92,7 @@ typedef struct {
     float minutes;        // the time budget; 0: --steps as it is
     bool decay_given;     // --decay-steps was given: the budget keeps it
     bool quiet, profile;
+    bool overwrite;       // --out may replace the run saved there
     const char *plot_data;   // NULL: no --plot-data (profile_csv.h)
 } Options;
 
@@ -167,6 +168,9 @@ static void parse_flags(Options *o, int argc, char **argv,
          "the cores: capped)"},
         {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
         {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
+        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: start anew in "
+         "a folder that holds an earlier run, whose files go (without it "
+         "such a folder is refused)"},
         {"save-every", FLAG_INT, &o->save_every,
          "steps between checkpoints (0: only at the end)"},
         {"resume", FLAG_STRING, &o->resume,
@@ -221,6 +225,9 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"minutes", o->minutes, 0, 1e6},
     };
     flags_check_ranges(range, sizeof range / sizeof range[0]);
+    if (o->overwrite && !flags_given(&o->out))
+        flags_fail("--overwrite replaces the run saved in --out DIR: give "
+                   "--out too");
     if (*o->resume) {
         // The saved run fixes the model, the optimiser and the schedule;
         // a flag that would change them is an error, not silently ignored.
@@ -749,6 +756,10 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
 
     Run r = {.be = be};
     Error err;
+    // an --out folder that holds another run is not replaced unasked
+    if (dist_rank() == 0 && *o.out
+        && checkpoint_dir_claim(o.out, o.resume, o.overwrite, &err) != 0)
+        flags_fail("%s", err.msg);
     if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
     else start_run(&r, &o);

@@ -65,7 +65,7 @@ typedef struct {
     float alpha, minutes;
     const char *save, *checkpoint, *translate, *translate_file;
     const char *out, *resume, *log;
-    bool quiet;
+    bool quiet, overwrite;
 } Options;
 
 static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
@@ -134,6 +134,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
         {"out", FLAG_STRING, &o->out, "save the run in this folder (its "
          "model.safetensors is a model --checkpoint takes)"},
+        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: start anew in "
+         "a folder that holds an earlier run, whose files go (without it "
+         "such a folder is refused)"},
         {"save-every", FLAG_INT, &o->save_every, "steps between checkpoints "
          "in --out (0: only at the end)"},
         {"resume", FLAG_STRING, &o->resume, "continue the run saved in this "
@@ -199,6 +202,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         flags_fail("give --translate or --translate-file, not both");
     if (*o->checkpoint && *o->resume)
         flags_fail("--checkpoint translates and --resume trains: give one");
+    if (o->overwrite && !flags_given(&o->out))
+        flags_fail("--overwrite replaces the run saved in --out DIR: give "
+                   "--out too");
     if (o->embd % o->heads != 0)
         flags_fail("--embd %d does not split into --heads %d", o->embd,
                    o->heads);
@@ -877,8 +883,12 @@ int mt_main(int argc, char **argv) {
 
     Run r = {0};
     Error err;
-    // a folder that cannot take the run fails before the run, and so
-    // does a --save that cannot be written
+    // a folder that holds another run is not replaced unasked; one that
+    // cannot take the run fails before the run, and so does a --save that
+    // cannot be written
+    if (*o.out && checkpoint_dir_claim(o.out, o.resume, o.overwrite, &err)
+        != 0)
+        flags_fail("%s", err.msg);
     if (*o.out && checkpoint_dir_check(o.out, &err) != 0) die("%s", err.msg);
     if (*o.save && write_file_check(o.save, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o, &tc);

@@ -187,6 +187,25 @@ expect 0 "the saved cosine ends at step 4: steps 5 to 6 run at its floor" \
     ch6 --resume "$TMP/run" --steps 6 --eval-iters 1 --sample-chars 0 \
     --quiet --threads 1
 expect 2 "already at step 6" ch6 --resume "$TMP/run" --steps 5
+# a new run into a folder that holds one is refused, the saved run left
+# byte for byte as it was; --overwrite replaces it, --resume goes on
+cp -r "$TMP/run" "$TMP/run6"
+expect 2 "$TMP/run holds a run saved at step 6: --resume $TMP/run goes on \
+with it; another --out folder, or --overwrite, starts anew" ch6 \
+    "${tiny[@]}" --steps 2 --out "$TMP/run"
+diff -r "$TMP/run" "$TMP/run6" >/dev/null \
+    || fail "ch6 --out over a saved run: the run's files changed"
+expect 2 "--overwrite replaces the run saved in --out DIR: give --out too" \
+    ch6 "${tiny[@]}" --steps 2 --overwrite
+expect 0 "saved       $TMP/run/model.safetensors" ch6 "${tiny[@]}" --steps 2 \
+    --out "$TMP/run" --overwrite
+[ "$(ls "$TMP/run" | tr '\n' ' ')" = "model.safetensors state-2.safetensors " ] \
+    || fail "ch6 --overwrite: the folder holds $(ls "$TMP/run" | tr '\n' ' ')"
+expect 0 "resumed     $TMP/run at step 2 of 3" ch6 --resume "$TMP/run" \
+    --steps 3 --eval-iters 1 --sample-chars 0 --quiet --threads 1
+# (and a run resumed into another folder that holds a run)
+expect 2 "$TMP/run holds a run saved at step 3: --resume $TMP/run" ch6 \
+    --resume "$TMP/run6" --out "$TMP/run" --steps 7
 
 # ch6: the time budget fixes the step count after the warmup's first
 # steps; the run is then the one --steps N gives, bit for bit
@@ -298,6 +317,24 @@ expect 2 "--embd cannot change on --resume" ch7 --resume "$TMP/mtB" --embd 4
 expect 2 "already at step 6" ch7 --resume "$TMP/mtB" --steps 5
 expect 1 "--resume $TMP/none: cannot open" ch7 --resume "$TMP/none"
 expect 2 "give one" ch7 --resume "$TMP/mtB" --checkpoint "$TMP/mt.safetensors"
+# as ch6: a new run into mtA, which holds one, is refused and leaves it
+# byte for byte; --overwrite replaces it, and --resume goes on with that
+cp -r "$TMP/mtA" "$TMP/mtA6"
+expect 2 "$TMP/mtA holds a run saved at step 6: --resume $TMP/mtA goes on \
+with it; another --out folder, or --overwrite, starts anew" ch7 "${mt[@]}" \
+    --out "$TMP/mtA"
+grep -qF "tokenizer" "$TMP/out" && fail "ch7 --out over a run: trained first"
+diff -r "$TMP/mtA" "$TMP/mtA6" >/dev/null \
+    || fail "ch7 --out over a saved run: the run's files changed"
+expect 2 "--overwrite replaces the run saved in --out DIR: give --out too" \
+    ch7 "${mt[@]}" --overwrite
+expect 0 "saved       $TMP/mtA/model.safetensors" ch7 "${mt[@]}" --steps 2 \
+    --out "$TMP/mtA" --overwrite
+[ "$(ls "$TMP/mtA" | tr '\n' ' ')" = \
+  "model.safetensors state-2.safetensors translate.json " ] \
+    || fail "ch7 --overwrite: the folder holds $(ls "$TMP/mtA" | tr '\n' ' ')"
+expect 0 "resumed     $TMP/mtA at step 2 of 3" ch7 --resume "$TMP/mtA" \
+    --steps 3 --quiet --threads 1 --beam 1 --show 0
 # the time budget: a run cut after its probe's 11 steps is the one
 # --steps 11 gives, bit for bit
 mtb=(--task translate --merges 200 --embd 8 --ffn 8 --heads 1 --layers 1
