@@ -6,9 +6,9 @@
 #
 #   bash tests/bad_inputs.sh [folder holding ch1 .. ch8]   (default: .)
 #
-# (./ch8 is there only where nvcc built it. Without a GPU it checks its
-# kernels instead of training, so its files are never read there: its
-# cases are its flags and its output.)
+# (./ch8 is there only where nvcc built it. Without a GPU it cannot
+# train, so its files are never read there: its cases are its flags, its
+# output, and that a run it cannot train is an error.)
 #
 # Every case must end the way DESIGN.md asks: exit status 1 (a file or its
 # data) or 2 (a usage error) as the case says, never 0 or a signal, within
@@ -611,6 +611,18 @@ if [ -x "$BIN/ch8" ]; then
     bad real 2 "--lr expects a finite number, got 'nan'" ch8 --lr nan
     STDOUT=$DEVFULL bad out 1 "cannot write the output: No space left on \
 device" ch8 --emulate
+    # without a GPU, whatever training was asked for is refused, never
+    # ended with status 0 as if it had run
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+        bad gpu 1 "ch8: error: training needs a GPU (" ch8 "${t6[@]}" \
+            --steps 5 --out "$TMP/d8"
+        if [ -e "$TMP/d8" ]; then
+            failed=$((failed + 1))
+            echo "FAIL ch8: made its --out folder without a GPU" >&2
+        fi
+        bad gpu 1 "training needs a GPU (" ch8 --resume "$TMP/none"
+        bad gpu 1 "training needs a GPU (" ch8 --layers 1000
+    fi
 fi
 
 # ---- every program: a report that cannot be written -------------------------

@@ -199,7 +199,8 @@ expect 2 "--overwrite replaces the run saved in --out DIR: give --out too" \
     ch6 "${tiny[@]}" --steps 2 --overwrite
 expect 0 "saved       $TMP/run/model.safetensors" ch6 "${tiny[@]}" --steps 2 \
     --out "$TMP/run" --overwrite
-[ "$(ls "$TMP/run" | tr '\n' ' ')" = "model.safetensors state-2.safetensors " ] \
+[ "$(ls "$TMP/run" | tr '\n' ' ')" = \
+  "model.safetensors state-2.safetensors " ] \
     || fail "ch6 --overwrite: the folder holds $(ls "$TMP/run" | tr '\n' ' ')"
 expect 0 "resumed     $TMP/run at step 2 of 3" ch6 --resume "$TMP/run" \
     --steps 3 --eval-iters 1 --sample-chars 0 --quiet --threads 1
@@ -589,19 +590,22 @@ sums_to_one "$TMP/p7/cross_attention.csv" 0 \
 # (--help is checked above). Exempt: what the model wrote (samples between
 # "----" lines, translations), and sacreBLEU's signature lines, which keep
 # sacreBLEU's format.
-narrow() {   # narrow PROG ARGS...
-    local prog=$1
-    expect 0 "" "$@"
-    head -n 1 "$TMP/out" | grep -q "^== Chapter ${prog#ch}: " \
-        || fail "$*: the first line is not the chapter's title"
+fits80() {   # fits80 WHAT: the report in $TMP/out, as above
     awk '/^----/ { s = !s; next } s { next }
          /[|]nrefs:/ || /^  (source|reference|greedy|beam) / { next }
          length($0) > 80 { print length($0) " columns: " $0 }' \
         "$TMP/out" >"$TMP/wide"
     if [ -s "$TMP/wide" ]; then
-        fail "$*: lines over 80 columns"
+        fail "$1: lines over 80 columns"
         head -n 3 "$TMP/wide" >&2
     fi
+}
+narrow() {   # narrow PROG ARGS...
+    local prog=$1
+    expect 0 "" "$@"
+    head -n 1 "$TMP/out" | grep -q "^== Chapter ${prog#ch}: " \
+        || fail "$*: the first line is not the chapter's title"
+    fits80 "$*"
 }
 narrow ch1
 narrow ch2 --max-T 64
@@ -625,7 +629,8 @@ expect 2 "--until-perfect is a switch: write --until-perfect=0, not a \
 separate '0'" ch7 --until-perfect 0
 
 # ch8, built where nvcc is: chapter 6's flags, its own, and without a GPU
-# the emulated self-check (a GPU machine trains instead: not run here)
+# an error for a run it cannot train, after the emulated self-check when
+# it was started bare (a GPU machine trains instead: not run here)
 if [ -x "$BIN/ch8" ]; then
     expect 0 "(default: " ch8 --help
     grep -qF -- "--flash" "$TMP/out" || fail "ch8 --help lacks --flash"
@@ -636,10 +641,26 @@ if [ -x "$BIN/ch8" ]; then
     expect 2 "--tf32 and --bf16 both set" ch8 --tf32 --bf16
     expect 2 "--causal-block must be in [0, 65536]" ch8 --causal-block -1
     if ! nvidia-smi -L >/dev/null 2>&1; then
-        narrow ch8 --steps 3
+        expect 1 "ch8: error: training needs a GPU (" ch8
+        [ "$(wc -l <"$TMP/err")" = 1 ] \
+            || fail "ch8 without a GPU: not one error line"
+        head -n 1 "$TMP/out" | grep -q "^== Chapter 8: " \
+            || fail "ch8: the first line is not the chapter's title"
+        fits80 ch8
         grep -qF "no GPU here" "$TMP/out" || fail "ch8: no 'no GPU here'"
         grep -qF "every kernel agrees with the CPU" "$TMP/out" \
             || fail "ch8 without a GPU: no self-check"
+        # no driver at all is said so, not as a driver that is too old
+        if ! ldconfig -p 2>/dev/null | grep -qF libcuda.so.1; then
+            grep -qF "(no NVIDIA driver or GPU found)" "$TMP/err" \
+                || fail "ch8 without a driver: $(cat "$TMP/err")"
+        fi
+        # asked to train: one line at once, no self-check, nothing saved
+        expect 1 "training needs a GPU (" ch8 "${tiny[@]}" --steps 3 \
+            --out "$TMP/r8"
+        [ "$(wc -l <"$TMP/err")" = 1 ] && [ ! -s "$TMP/out" ] \
+            && [ ! -e "$TMP/r8" ] \
+            || fail "ch8 --steps 3 --out DIR without a GPU: more than one line"
     fi
 fi
 
