@@ -527,9 +527,11 @@ bad file 1 "val.en has 5: the files must be translations line by line" ch7 \
 grep -qF -- "--max-len" "$TMP/err" && {
     failed=$((failed + 1)); echo "FAIL ch7: a line count blames --max-len" >&2
 }
+# (a tokenizer of 2 characters makes the val sentences long: an --max-len
+# given that cannot hold them is an error; not given, it would grow)
 corpus short; printf 'x' >"$C/short/train.de"; printf 'y' >"$C/short/train.en"
 bad file 1 "more than 100 tokens: the model's max_len cannot hold it \
-(--max-len sets it)" ch7 "${mt[@]}" --steps 1 --data "$C/short"
+(--max-len sets it)" ch7 "${mt[@]}" --steps 1 --data "$C/short" --max-len 100
 # resuming: an empty or half-written folder, another run's files
 R=$TMP/resume7
 mkdir -p "$R/empty" "$R/model" "$R/state" "$R/json" "$R/other" "$R/ch6" \

@@ -283,6 +283,18 @@ for w in "tokenizer   BPE: " "batches     " "eval step 6 (epoch" \
          "BLEU|nrefs:1|case:mixed" "  reference  A man in an orange hat"; do
     grep -qF -- "$w" "$TMP/out" || fail "ch7 --task translate lacks '$w'"
 done
+# --merges 0 (characters) makes sentences of up to about 200 tokens:
+# the model grows to hold every val and test sentence, and says so, and
+# the run goes through its evaluations to the test set, all 1000
+# sentences; a --max-len given that cannot hold them is refused
+expect 0 "test set (1000 sentences):" ch7 --task translate --merges 0 \
+    --embd 8 --ffn 8 --heads 1 --layers 1 --steps 2 --beam 1 --show 0 \
+    --quiet --threads 1
+grep -qE "^max-len     [0-9]+ tokens, not 100: the longest sentence of the \
+val and test sets,$" "$TMP/out" && grep -qF "eval step 2 (epoch" "$TMP/out" \
+    || fail "ch7 --merges 0: no max-len line, or no evaluation"
+expect 1 "val.de:6: more than 100 tokens: the model's max_len cannot hold" \
+    ch7 --task translate --merges 0 --max-len 100 --steps 2 --quiet
 head -n 3 "$ROOT/data/multi30k/val.de" >"$TMP/three.de"
 expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
     "$TMP/three.de" --beam 2
