@@ -168,9 +168,9 @@ static void parse_flags(Options *o, int argc, char **argv,
          "the cores: capped)"},
         {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
         {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
-        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: start anew in "
-         "a folder that holds an earlier run, whose files go (without it "
-         "such a folder is refused)"},
+        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: replace the run "
+         "saved there (without it, a folder that holds a run is "
+         "refused)"},
         {"save-every", FLAG_INT, &o->save_every,
          "steps between checkpoints (0: only at the end)"},
         {"resume", FLAG_STRING, &o->resume,

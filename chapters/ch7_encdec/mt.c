@@ -137,9 +137,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
         {"out", FLAG_STRING, &o->out, "save the run in this folder (its "
          "model.safetensors is a model --checkpoint takes)"},
-        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: start anew in "
-         "a folder that holds an earlier run, whose files go (without it "
-         "such a folder is refused)"},
+        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: replace the run "
+         "saved there (without it, a folder that holds a run is "
+         "refused)"},
         {"save-every", FLAG_INT, &o->save_every, "steps between checkpoints "
          "in --out (0: only at the end)"},
         {"resume", FLAG_STRING, &o->resume, "continue the run saved in this "
@@ -167,7 +167,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         flags_fail("--tokenizer must be bpe or char, got '%s'",
                    o->tokenizer);
     const FlagRange range[] = {
-        {"merges", o->merges, 0, 100000}, {"max-len", o->max_len, 2, MAX_LEN_MOST},
+        {"merges", o->merges, 0, 100000},
+        {"max-len", o->max_len, 2, MAX_LEN_MOST},
         {"embd", o->embd, 1, 4096}, {"layers", o->layers, 1, 64},
         {"heads", o->heads, 1, o->embd}, {"ffn", o->ffn, 1, 65536},
         {"dropout", o->dropout, 0, 0.99},
@@ -577,7 +578,6 @@ static void load_data(Run *r, Options *o, uint64_t seed, bool fit) {
         report_line("max-len", "%d tokens, not %d: the longest sentence of "
                     "the val and test sets, which are translated whole",
                     o->max_len, was);
-//< mt-max-len
     Error err;
     if (batcher_init(&r->tb, &r->train, o->batch_tokens, seed, &err) != 0
         || batcher_init(&r->vb, &r->val, o->batch_tokens, seed, &err) != 0)
@@ -586,6 +586,7 @@ static void load_data(Run *r, Options *o, uint64_t seed, bool fit) {
                 "padding", r->tb.n_batches, o->batch_tokens,
                 100 * batcher_padding(&r->tb));
 }
+//< mt-max-len
 
 // The activations' capacity: B rows of S and T tokens that hold the
 // largest batch of either corpus.
