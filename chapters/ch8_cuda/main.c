@@ -48,16 +48,21 @@ typedef struct {
 
 static const char TITLE[] = "Chapter 8: the GPU";
 
-// Training was asked for and there is no GPU (why says what was found):
-// an error, status 1, never a run that seems to have worked. A bare
-// ./ch8, the first command a reader types, first shows what does run
-// here, the kernels' self-check under the emulation.
+// No GPU (why says what was found): the self-check under the emulation
+// instead, with the title and a line that says so. Returns its status.
+static int emulated_instead(const char *why) {
+    printf("== %s ==\n", TITLE);
+    printf("no GPU here (%s),\nso the kernels are checked under the host "
+           "emulation instead\n", why);
+    return self_check(true);
+}
+
+// Training was asked for and there is no GPU: an error, status 1, never
+// a run that seems to have worked. A bare ./ch8, the first command a
+// reader types, first shows what does run here, the self-check.
 static int cannot_train(const Gpu *g, const char *why) {
     if (g->bare) {
-        printf("== %s ==\n", TITLE);
-        printf("no GPU here (%s),\nso the kernels are checked under the "
-               "host emulation instead\n", why);
-        self_check(true);
+        emulated_instead(why);
         fflush(stdout);
         fprintf(stderr, "ch8: error: training needs a GPU (%s): only the "
                 "kernels were checked, under the emulation\n", why);
@@ -80,14 +85,11 @@ static int before(void *ctx) {
     }
     bool no_gpu = !g->emulate && !cuda_device_present(why, sizeof why);
     if (no_gpu && !g->check) return cannot_train(g, why);
-    if (no_gpu || g->check || g->emulate)   // train_main prints it for a run
+    if (no_gpu) return emulated_instead(why);   // --check: the check, here
+    if (g->check || g->emulate) {   // (train_main prints the title of a run)
         printf("== %s ==\n", TITLE);
-    if (no_gpu) {   // --check without a GPU: the check, emulated
-        printf("no GPU here (%s),\nso the kernels are checked under the "
-               "host emulation instead\n", why);
-        return self_check(true);
+        return self_check(g->emulate);
     }
-    if (g->check || g->emulate) return self_check(g->emulate);
     int cc = cuda_compute_capability();
     if (g->bf16 && cc < 80) {
         fprintf(stderr, "ch8: error: --bf16 needs a GPU of compute "
