@@ -246,7 +246,7 @@ $(OBJ)/$(CH8_DIR)/main.o: $(CH8_DIR)/main.c | $(OBJ)/.deps-build
 	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(call chincludes,8) -c $< -o $@
 $(OBJ)/ch8: $(OBJ)/$(CH8_DIR)/main.o $(CH8_GPU_OBJ) $(OBJ)/libch8emu.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
-	    -lcublas -lcudart $(CH8_LIBS) $(LIBS_ALL) -o $@
+	    -lcublas -lcudart -ldl $(CH8_LIBS) $(LIBS_ALL) -o $@
 ifeq ($(HAVE_NVCC),1)
 ch8: banner $(OBJ)/ch8 data/tinyshakespeare.txt
 	@cp $(OBJ)/ch8 ch8.tmp && mv -f ch8.tmp ch8 && echo "built ./ch8 (CUDA, for compute capabilities $(CUDA_ARCH))"
@@ -524,7 +524,7 @@ $(OBJ)/libch8gpu.a: $(CH8_GPU_OBJ)
 	@rm -f $@ && ar rcs $@ $^
 $(OBJ)/tests/bench/cuda/%.gpu: $(OBJ)/tests/bench/cuda/%.gpu.o $(OBJ)/libch8gpu.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
-	    -lcublas -lcudart $(CH8_LIBS) $(LIBS_ALL) -o $@
+	    -lcublas -lcudart -ldl $(CH8_LIBS) $(LIBS_ALL) -o $@
 # (kept: make would delete these objects as intermediates and rebuild them)
 .SECONDARY: $(KBENCH_SRC:%.cu=$(OBJ)/%.emu.o) $(KBENCH_SRC:%.cu=$(OBJ)/%.gpu.o)
 kbench-emu: $(KBENCH_EMU)

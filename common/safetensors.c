@@ -506,26 +506,52 @@ static int sync_parent_dir(const char *path) {
     return rc;
 }
 
-//> write-atomically
-int write_file_atomically(const char *path, const void *const *parts,
-                          const size_t *sizes, int n, Error *err) {
-    // The rename below would replace a device such as /dev/full by a
-    // regular file (a folder makes the rename fail, which is reported).
+// The target, before anything is written: the rename at the end would
+// replace a device such as /dev/full by a regular file, and would find a
+// folder in the way only after all the writing.
+static int check_target(const char *path, Error *err) {
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-        return error_set(err, "cannot save %s: it is a device or other "
-                         "special file, not a regular file", path);
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    if (S_ISDIR(st.st_mode))
+        return error_set(err, "cannot save %s: it is a folder; give a file "
+                         "name", path);
+    return error_set(err, "cannot save %s: it is a device or other special "
+                     "file, not a regular file", path);
+}
+
+// Creates the temporary file PATH.tmp.XXXXXX beside path: returns its
+// descriptor and its name in *tmp (to free), or -1 with a message.
+static int open_temp(const char *path, char **tmp, Error *err) {
     size_t len = strlen(path);
-    char *tmp = xmalloc(len + sizeof ".tmp.XXXXXX");
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkstemp(tmp);
+    *tmp = xmalloc(len + sizeof ".tmp.XXXXXX");
+    memcpy(*tmp, path, len);
+    memcpy(*tmp + len, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    int fd = mkstemp(*tmp);
     if (fd < 0) {
         error_set(err, "cannot save %s: cannot create a temporary file "
                   "there: %s", path, strerror(errno));
-        free(tmp);
-        return -1;
+        free(*tmp);
+        *tmp = NULL;
     }
+    return fd;
+}
+
+int write_file_check(const char *path, Error *err) {
+    char *tmp;
+    int fd = check_target(path, err) == 0 ? open_temp(path, &tmp, err) : -1;
+    if (fd < 0) return -1;
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return 0;
+}
+
+//> write-atomically
+int write_file_atomically(const char *path, const void *const *parts,
+                          const size_t *sizes, int n, Error *err) {
+    char *tmp;   // PATH.tmp.XXXXXX, renamed to path at the end
+    int fd = check_target(path, err) == 0 ? open_temp(path, &tmp, err) : -1;
+    if (fd < 0) return -1;
     // Past a file-size limit (ulimit -f) the kernel would kill us with
     // SIGXFSZ in the middle of the write; ignored, the write fails with
     // EFBIG instead, which is reported like a full disk.

@@ -106,4 +106,12 @@ int st_save(const char *path, const StWriteTensor *t, int n,
 int write_file_atomically(const char *path, const void *const *parts,
                           const size_t *sizes, int n, Error *err);
 
+// What write_file_atomically checks before it writes, without writing:
+// path is no folder or device, and a temporary file can be made beside
+// it. A program calls it for each file it will write after its work
+// (--save), so that a path that cannot be written fails at once rather
+// than after the work. (A disk that fills up in between still fails the
+// write itself.) Returns 0, or -1 with write_file_atomically's message.
+int write_file_check(const char *path, Error *err);
+
 #endif

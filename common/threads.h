@@ -7,6 +7,8 @@
 #ifndef COMMON_THREADS_H
 #define COMMON_THREADS_H
 
+#include <stdbool.h>
+
 typedef struct {
     int omp;    // OpenMP's thread count (1 without OpenMP)
     int blas;   // OpenBLAS's thread count (1 with NO_BLAS)
@@ -17,5 +19,15 @@ ThreadCounts threads_set(int n);
 
 // Puts back what threads_set returned.
 void threads_restore(ThreadCounts prev);
+
+// The cores this process may run on: the machine's, or fewer when taskset
+// (or mpirun's binding of a rank to its cores) narrows them. At least 1.
+int threads_cores(void);
+
+// The one rule of every program's --threads N (N >= 1): more threads than
+// threads_cores() only slow a run down, so N is capped there. With note,
+// a capped N is said on stderr, in one line:
+//   ch6: note: --threads 64, but this machine has 2 cores: using 2
+int threads_cap(int n, bool note);
 
 #endif

@@ -6,9 +6,9 @@
 #
 #   bash tests/bad_inputs.sh [folder holding ch1 .. ch8]   (default: .)
 #
-# (./ch8 is there only where nvcc built it. Without a GPU it checks its
-# kernels instead of training, so its files are never read there: its
-# cases are its flags and its output.)
+# (./ch8 is there only where nvcc built it. Without a GPU it cannot
+# train, so its files are never read there: its cases are its flags, its
+# output, and that a run it cannot train is an error.)
 #
 # Every case must end the way DESIGN.md asks: exit status 1 (a file or its
 # data) or 2 (a usage error) as the case says, never 0 or a signal, within
@@ -51,21 +51,26 @@ declare -A by_prog by_cat
 # bad CATEGORY STATUS TEXT PROG ARGS...: runs $BIN/PROG ARGS under the
 # limits; it must exit with STATUS and write one line on stderr holding
 # TEXT. (FSIZE, when set, is a ulimit -f in blocks for the run; STDOUT
-# where its standard output goes, /dev/null unless set.)
+# where its standard output goes, /dev/null unless set. QUICK=1: the
+# refusal must come before the work, within 2 seconds and with nothing on
+# standard output, for an output that was checked only after the work.)
 bad() {
-    local cat=$1 want=$2 text=$3 prog=$4
+    local cat=$1 want=$2 text=$3 prog=$4 out=${STDOUT:-/dev/null}
     shift 4
     by_prog[$prog]=$((${by_prog[$prog]:-0} + 1))
     by_cat[$cat]=$((${by_cat[$cat]:-0} + 1))
+    [ -n "${QUICK:-}" ] && out=$TMP/quick.out
+    local t0
+    t0=$(date +%s%N)
     # stdout is not checked; stderr goes through a pipe, which a file size
     # limit does not stop
     (
         [ "$ASAN" = 1 ] || ulimit -v "$LIMIT_KB"
         if [ -n "${FSIZE:-}" ]; then trap '' XFSZ; ulimit -f "$FSIZE"; fi
-        exec timeout 20 "$BIN/$prog" "$@" 2>&1 >"${STDOUT:-/dev/null}" \
-            </dev/null
+        exec timeout 20 "$BIN/$prog" "$@" 2>&1 >"$out" </dev/null
     ) | cat >"$TMP/err"
     local rc=${PIPESTATUS[0]} why=""
+    local ms=$((($(date +%s%N) - t0) / 1000000))
     if [ "$rc" != "$want" ]; then
         why="exit status $rc, expected $want"
         [ "$rc" = 124 ] && why="$why (timed out after 20 s)"
@@ -74,6 +79,9 @@ bad() {
         why="expected one line on stderr, got $(wc -l <"$TMP/err")"
     elif ! grep -qF -- "$text" "$TMP/err"; then
         why="stderr lacks '$text'"
+    elif [ -n "${QUICK:-}" ] && { [ -s "$out" ] || [ "$ms" -gt 2000 ]; }; then
+        why="not refused before the work ($ms ms, $(wc -l <"$out") lines"
+        why="$why on stdout)"
     fi
     if [ -z "$why" ]; then
         passed=$((passed + 1))
@@ -306,18 +314,22 @@ bad ckpt 1 "$D/mt.st is chapter 7's encoder-decoder, not a GPT (./ch7" ch5 \
 bad ckpt 1 "no \"config\" in the metadata; is this a chapter 5 checkpoint?" \
     ch5 --checkpoint "$D/run6/state-2.safetensors" --sample-only
 # a text without line ends: the default prompt "\n" is not blamed, the
-# run goes on to fail where it saves
-bad out 1 "cannot save $RO/nonl.st: " ch5 --data "$D/nonl" "${m5[@]}" \
-    --tokens 1 --save "$RO/nonl.st"
-# where the model cannot be written
-bad out 1 "cannot save $RO/m.st: cannot create a temporary file there" ch5 \
-    "${m5[@]}" --tokens 1 --sample-only --save "$RO/m.st"
+# run goes on to fail where it saves (on a full disk, which no check
+# before the work can foresee)
+FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch5 --data "$D/nonl" "${m5[@]}" \
+    --tokens 1 --save "$FULL/nonl.st"
+# where the model cannot be written: refused before the model is made
+# and writes (a folder under a regular file stops root as well)
+QUICK=1 bad out 1 "cannot save $RO/m.st: cannot create a temporary file \
+there" ch5 "${m5[@]}" --tokens 1000 --save "$RO/m.st"
+QUICK=1 bad out 1 "cannot save $D/one/m.st: cannot create a temporary file \
+there: Not a directory" ch5 "${m5[@]}" --tokens 1000 --save "$D/one/m.st"
 FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch5 "${m5[@]}" --tokens 1 \
     --sample-only --save "$FULL/m.st"
-bad out 1 "cannot save $DEVFULL: it is a device or other special file" ch5 \
-    "${m5[@]}" --tokens 1 --sample-only --save "$DEVFULL"
-bad out 1 "cannot rename the temporary file to $D/dir: Is a directory" ch5 \
-    "${m5[@]}" --tokens 1 --sample-only --save "$D/dir"
+QUICK=1 bad out 1 "cannot save $DEVFULL: it is a device or other special \
+file" ch5 "${m5[@]}" --tokens 1 --sample-only --save "$DEVFULL"
+QUICK=1 bad out 1 "cannot save $D/dir: it is a folder; give a file name" \
+    ch5 "${m5[@]}" --tokens 1 --sample-only --save "$D/dir"
 
 # ---- ch6: training -----------------------------------------------------------
 
@@ -518,9 +530,11 @@ bad file 1 "val.en has 5: the files must be translations line by line" ch7 \
 grep -qF -- "--max-len" "$TMP/err" && {
     failed=$((failed + 1)); echo "FAIL ch7: a line count blames --max-len" >&2
 }
+# (a tokenizer of 2 characters makes the val sentences long: an --max-len
+# given that cannot hold them is an error; not given, it would grow)
 corpus short; printf 'x' >"$C/short/train.de"; printf 'y' >"$C/short/train.en"
 bad file 1 "more than 100 tokens: the model's max_len cannot hold it \
-(--max-len sets it)" ch7 "${mt[@]}" --steps 1 --data "$C/short"
+(--max-len sets it)" ch7 "${mt[@]}" --steps 1 --data "$C/short" --max-len 100
 # resuming: an empty or half-written folder, another run's files
 R=$TMP/resume7
 mkdir -p "$R/empty" "$R/model" "$R/state" "$R/json" "$R/other" "$R/ch6" \
@@ -561,13 +575,22 @@ for f in model.safetensors state-2.safetensors; do
         bad ckpt 1 "$R/cut-$f-$n/$f: " ch7 --resume "$R/cut-$f-$n" "${r7[@]}"
     done
 done
-# where the model and the run cannot be written
-bad out 1 "cannot save $RO/m.st: cannot create a temporary file there" ch7 \
-    "${t7[@]}" --steps 1 --save "$RO/m.st"
+# where the model and the run cannot be written: --save is refused before
+# the training (which here would go on past the time limit)
+QUICK=1 bad out 1 "cannot save $RO/m.st: cannot create a temporary file \
+there" ch7 "${t7[@]}" --steps 1000000 --until-perfect=0 --save "$RO/m.st"
+QUICK=1 bad out 1 "cannot save $D/one/m.st: cannot create a temporary file \
+there: Not a directory" ch7 "${t7[@]}" --steps 1000000 --until-perfect=0 \
+    --save "$D/one/m.st"
+QUICK=1 bad out 1 "cannot save $RO/mt.st: cannot create a temporary file \
+there" ch7 "${mt[@]}" --steps 1000000 --save "$RO/mt.st"
+QUICK=1 bad out 1 "cannot save $D/one/mt.st: cannot create a temporary \
+file there: Not a directory" ch7 "${mt[@]}" --steps 1000000 \
+    --save "$D/one/mt.st"
 FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch7 "${t7[@]}" --steps 1 \
     --save "$FULL/m.st"
-bad out 1 "cannot save $DEVFULL: it is a device or other special file" ch7 \
-    "${t7[@]}" --steps 1 --save "$DEVFULL"
+QUICK=1 bad out 1 "cannot save $DEVFULL: it is a device or other special \
+file" ch7 "${t7[@]}" --steps 1000000 --until-perfect=0 --save "$DEVFULL"
 bad out 1 "cannot save checkpoints in $RO/run: " ch7 "${mt[@]}" --steps 1 \
     --out "$RO/run"
 FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch7 "${mt[@]}" --steps 1 \
@@ -593,6 +616,18 @@ if [ -x "$BIN/ch8" ]; then
     bad real 2 "--lr expects a finite number, got 'nan'" ch8 --lr nan
     STDOUT=$DEVFULL bad out 1 "cannot write the output: No space left on \
 device" ch8 --emulate
+    # without a GPU, whatever training was asked for is refused, never
+    # ended with status 0 as if it had run
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+        bad gpu 1 "ch8: error: training needs a GPU (" ch8 "${t6[@]}" \
+            --steps 5 --out "$TMP/d8"
+        if [ -e "$TMP/d8" ]; then
+            failed=$((failed + 1))
+            echo "FAIL ch8: made its --out folder without a GPU" >&2
+        fi
+        bad gpu 1 "training needs a GPU (" ch8 --resume "$TMP/none"
+        bad gpu 1 "training needs a GPU (" ch8 --layers 1000
+    fi
 fi
 
 # ---- every program: a report that cannot be written -------------------------

@@ -779,14 +779,15 @@ START_TEST(st_failed_save_keeps_old_file) {
     ck_assert_int_eq(count_entries(d.path, &n_tmp), 1);
     ck_assert_int_eq(n_tmp, 0);
 
-    // 3. The rename fails: the target is a folder (with a file inside).
+    // 3. The target is a folder (with a file inside): refused before
+    // anything is written (the rename would fail only at the end).
     char folder[160], inside[200];
     snprintf(folder, sizeof folder, "%s/dir.safetensors", d.path);
     ck_assert_int_eq(mkdir(folder, 0755), 0);
     snprintf(inside, sizeof inside, "%s/keep", folder);
     write_bytes(inside, "x", 1);
     ck_assert_int_eq(st_save(folder, old, 1, NULL, NULL, 0, &err), -1);
-    ck_assert_ptr_nonnull(strstr(err.msg, "cannot rename"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "it is a folder"));
     ck_assert_ptr_nonnull(strstr(err.msg, folder));
     ck_assert_int_eq(count_entries(d.path, &n_tmp), 2);
     ck_assert_int_eq(n_tmp, 0);
@@ -797,6 +798,33 @@ START_TEST(st_failed_save_keeps_old_file) {
     ck_assert(memcmp(before, after, n_before) == 0);
     free(after);
     free(before);
+    remove_tree(d.path);
+}
+END_TEST
+
+// write_file_check: what write_file_atomically would refuse, found
+// without writing anything, and no file left behind either way.
+START_TEST(write_check_finds_bad_targets) {
+    TmpDir d;
+    tmpdir_make(&d);
+    char ok[128], file[128], under[160];
+    join(ok, sizeof ok, &d, "new.safetensors");
+    join(file, sizeof file, &d, "file");
+    write_bytes(file, "x", 1);
+    snprintf(under, sizeof under, "%s/m.safetensors", file);
+    Error err;
+    ck_assert_msg(write_file_check(ok, &err) == 0, "%s", err.msg);
+    ck_assert_int_eq(write_file_check(d.path, &err), -1);   // a folder
+    ck_assert_msg(strstr(err.msg, "it is a folder"), "%s", err.msg);
+    ck_assert_int_eq(write_file_check(under, &err), -1);    // no folder
+    ck_assert_msg(strstr(err.msg, "cannot create a temporary file there")
+                  && strstr(err.msg, under), "%s", err.msg);
+    ck_assert_int_eq(write_file_check("/dev/null", &err), -1);
+    ck_assert_msg(strstr(err.msg, "device or other special file"), "%s",
+                  err.msg);
+    int n_tmp;
+    ck_assert_int_eq(count_entries(d.path, &n_tmp), 1);   // the file alone
+    ck_assert_int_eq(n_tmp, 0);
     remove_tree(d.path);
 }
 END_TEST
@@ -858,6 +886,7 @@ Suite *safetensors_suite(void) {
     tcase_add_test(tc, st_writes_reference_layout);
     tcase_add_test(tc, st_save_replaces_atomically);
     tcase_add_test(tc, st_failed_save_keeps_old_file);
+    tcase_add_test(tc, write_check_finds_bad_targets);
     tcase_add_test(tc, st_save_rejects_bad_input);
     suite_add_tcase(s, tc);
     return s;

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "checkpoint.h"
 #include "dataset.h"
@@ -25,6 +24,7 @@
 #include "positional.h"
 #include "report.h"
 #include "rng.h"
+#include "safetensors.h"
 #include "threads.h"
 #include "timer.h"
 #include "utf8.h"
@@ -203,18 +203,6 @@ static void write_generation(const Gpt *m, const int *prompt, int n_prompt,
     free(out);
 }
 
-// --threads past this machine's cores only slows it down: capped, and said.
-static int cap_threads(int threads) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores >= 1 && threads > cores) {
-        fprintf(stderr, "%s: note: --threads %d, but this machine has %ld "
-                "core%s: using %ld\n", error_progname(), threads, cores,
-                cores == 1 ? "" : "s", cores);
-        return (int)cores;
-    }
-    return threads;
-}
-
 // ---- main ------------------------------------------------------------------
 
 int main(int argc, char **argv) {
@@ -298,15 +286,17 @@ int main(int argc, char **argv) {
     else if (strcmp(window, "slide") != 0)
         flags_fail("--window must be slide or exact, got '%s'", window);
     Error err;
-    // a folder that cannot take the CSV file fails before any work
+    // a folder that cannot take the CSV file fails before any work, and
+    // so does a --save that cannot be written
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
         die("%s", err.msg);
+    if (*save && write_file_check(save, &err) != 0) die("%s", err.msg);
     GenOptions opt = {.max_new_tokens = tokens, .seed = seed,
                       .use_cache = !no_cache, .window = policy,
                       .sample = {temperature, top_k, top_p}};
     if (sample_options_check(&opt.sample, &err) != 0)
         flags_fail("%s", err.msg);
-    threads_set(cap_threads(threads));
+    threads_set(threads_cap(threads, true));   // past the cores: capped
 
     // the model: loaded, or new with the vocabulary of the data
     Gpt m;

@@ -36,11 +36,13 @@ static void state_path(char *buf, size_t size, const char *dir, int step) {
     snprintf(buf, size, "%s/state-%d.safetensors", dir, step);
 }
 
-// Removes dir/state-*.safetensors except the one for step keep.
-static void remove_old_states(const char *dir, int keep) {
+// Counts dir/state-*.safetensors except the one for step keep (-1: no
+// step is kept), and removes them when remove is true.
+static int other_states(const char *dir, int keep, bool remove) {
     DIR *d = opendir(dir);
-    if (!d) return;
+    if (!d) return 0;
     struct dirent *e;
+    int n = 0;
     while ((e = readdir(d)) != NULL) {
         int s;
         char tail[32];
@@ -48,10 +50,17 @@ static void remove_old_states(const char *dir, int keep) {
             && strcmp(tail, "s") == 0 && s != keep) {
             char p[4096];
             snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
+            if (remove) unlink(p);
+            n++;
         }
     }
     closedir(d);
+    return n;
+}
+
+// Removes dir/state-*.safetensors except the one for step keep.
+static void remove_old_states(const char *dir, int keep) {
+    other_states(dir, keep, true);
 }
 
 //> trainer-save
@@ -265,6 +274,57 @@ int checkpoint_dir_check(const char *dir, Error *err) {
     remove_stale_temps(dir);
     return 0;
 }
+
+// The step of the run saved in dir, which its model file names: -1 when
+// dir holds no file of a run, -2 when it holds some but no step can be
+// read (a model file without one, or a state file alone).
+static int saved_step(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    struct stat st;
+    if (stat(path, &st) != 0) return other_states(dir, -1, false) ? -2 : -1;
+    StFile f;
+    Error ignored;
+    int step = -2;
+    if (st_load(&f, path, &ignored) == 0) {
+        const char *s = st_meta(&f, "step");
+        char *end;
+        long k = s ? strtol(s, &end, 10) : -1;
+        if (s && *s && !*end && k >= 0 && k <= INT_MAX) step = (int)k;
+    }
+    st_free(&f);
+    return step;
+}
+
+static bool same_folder(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev
+           && sa.st_ino == sb.st_ino;
+}
+
+//> dir-claim
+int checkpoint_dir_claim(const char *dir, const char *resumed,
+                         bool overwrite, Error *err) {
+    if (*resumed && same_folder(dir, resumed)) return 0;   // its own run
+    int step = saved_step(dir);
+    if (step == -1) return 0;   // nothing to lose
+    if (overwrite) {   // asked for: the earlier run goes, all of it
+        char path[4096];
+        snprintf(path, sizeof path, "%s/model.safetensors", dir);
+        unlink(path);
+        other_states(dir, -1, true);
+        return 0;
+    }
+    if (step == -2)
+        return error_set(err, "%s holds the files of an earlier run "
+                         "(model.safetensors, state-*.safetensors): give "
+                         "another --out folder, or --overwrite to replace "
+                         "them", dir);
+    return error_set(err, "%s holds a run saved at step %d: --resume %s goes "
+                     "on with it; another --out folder, or --overwrite, "
+                     "starts anew", dir, step, dir);
+}
+//< dir-claim
 
 volatile sig_atomic_t interrupted;
 

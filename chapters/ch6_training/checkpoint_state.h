@@ -12,6 +12,7 @@
 #define CH6_CHECKPOINT_STATE_H
 
 #include <signal.h>
+#include <stdbool.h>
 
 #include "safetensors.h"
 #include "train.h"
@@ -54,6 +55,17 @@ void train_state_free(TrainState *s);
 // the temporary files (NAME.safetensors.tmp.XXXXXX) that a run killed
 // while saving left there.
 int checkpoint_dir_check(const char *dir, Error *err);
+
+// Nothing a user saved is lost unasked: before a run saves into dir
+// (--out), an earlier run there is refused. Returns 0 when dir holds no
+// run's file, or when it is the folder the run resumes (resumed: that
+// folder, "" for a new run); otherwise -1 with a message that names the
+// step saved there and the ways on: --resume dir, another folder, or
+// --overwrite. With overwrite it removes that run's files instead
+// (model.safetensors and every state file), so that the folder never
+// holds parts of two runs, and returns 0.
+int checkpoint_dir_claim(const char *dir, const char *resumed,
+                         bool overwrite, Error *err);
 
 // Ctrl-C during a run: between catch_sigint() and release_sigint(), a
 // first Ctrl-C only sets `interrupted`, so that the loop can end its

@@ -6,7 +6,6 @@
 //
 // train_main reads as the run does: parse the flags, build the run (new
 // or resumed), check the output folder, train, report.
-#define _GNU_SOURCE   // sched_getaffinity, before any header
 #include "run.h"
 
 #include <errno.h>
@@ -15,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -94,6 +92,7 @@ typedef struct {
     float minutes;        // the time budget; 0: --steps as it is
     bool decay_given;     // --decay-steps was given: the budget keeps it
     bool quiet, profile;
+    bool overwrite;       // --out may replace the run saved there
     const char *plot_data;   // NULL: no --plot-data (profile_csv.h)
 } Options;
 
@@ -165,9 +164,13 @@ static void parse_flags(Options *o, int argc, char **argv,
          "batches of train and val per evaluation"},
         {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
         {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
-         "under mpirun, the cores shared among the processes)"},
+         "under mpirun, the cores shared among the processes; more than "
+         "the cores: capped)"},
         {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
         {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
+        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: replace the run "
+         "saved there (without it, a folder that holds a run is "
+         "refused)"},
         {"save-every", FLAG_INT, &o->save_every,
          "steps between checkpoints (0: only at the end)"},
         {"resume", FLAG_STRING, &o->resume,
@@ -222,6 +225,9 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"minutes", o->minutes, 0, 1e6},
     };
     flags_check_ranges(range, sizeof range / sizeof range[0]);
+    if (o->overwrite && !flags_given(&o->out))
+        flags_fail("--overwrite replaces the run saved in --out DIR: give "
+                   "--out too");
     if (*o->resume) {
         // The saved run fixes the model, the optimiser and the schedule;
         // a flag that would change them is an error, not silently ignored.
@@ -725,13 +731,12 @@ static void log_close(FILE *log, const char *path) {
 // --threads 0: a thread per core this process may run on (taskset, or
 // mpirun's binding of each rank to its cores, narrow the machine's), and
 // with several ranks on one machine, no more threads in all than cores.
-static int default_threads(void) {
+// A count given is capped at those cores, as in every program (rank 0
+// says so).
+static int run_threads(int asked) {
+    if (asked > 0) return threads_cap(asked, dist_rank() == 0);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    int n = online > 0 ? (int)online : 1;
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0
-        && CPU_COUNT(&set) < n)
-        n = CPU_COUNT(&set);
+    int n = threads_cores();
     int share = online > 0 ? (int)(online / dist_local_size()) : 1;
     if (n > share) n = share;
     return n > 1 ? n : 1;
@@ -742,7 +747,7 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     dist_init();   // first: under mpirun only rank 0 prints, even --help
     Options o;
     parse_flags(&o, argc, argv, be);
-    int threads = o.threads ? o.threads : default_threads();
+    int threads = run_threads(o.threads);
     threads_set(threads);
     if (be && be->before) {
         int rc = be->before(be->ctx);
@@ -751,6 +756,10 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
 
     Run r = {.be = be};
     Error err;
+    // an --out folder that holds another run is not replaced unasked
+    if (dist_rank() == 0 && *o.out
+        && checkpoint_dir_claim(o.out, o.resume, o.overwrite, &err) != 0)
+        flags_fail("%s", err.msg);
     if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
     else start_run(&r, &o);

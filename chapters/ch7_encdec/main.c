@@ -22,6 +22,7 @@
 #include "mt.h"
 #include "plotdata.h"
 #include "progress.h"
+#include "safetensors.h"
 #include "seq2seq.h"
 #include "seq2seq_checkpoint.h"
 #include "seq2seq_train.h"
@@ -76,7 +77,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"head", FLAG_STRING, &o->head, "the cross-attention drawn: 'mean' "
          "of the heads, or one head's number"},
         {"seed", FLAG_U64, &t->seed, "initialisation, data and dropout"},
-        {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
+         "more than the cores: capped)"},
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
          "lines when the output is not a terminal"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
@@ -453,11 +455,13 @@ int main(int argc, char **argv) {
                       .seed = 1337};
     Task task;
     parse_flags(argc, argv, &o, &tc, &task);
-    if (o.threads > 0) threads_set(o.threads);
+    if (o.threads > 0) threads_set(threads_cap(o.threads, true));
     Error err;
-    // a folder that cannot take the CSV file fails before any work
+    // a folder that cannot take the CSV file fails before any work, and
+    // so does a --save that cannot be written
     if (flags_given(&o.plot_data) && plot_dir_check(o.plot_data, &err) != 0)
         die("%s", err.msg);
+    if (*o.save && write_file_check(o.save, &err) != 0) die("%s", err.msg);
 
     int S = task_src_len(&task), T = task_tgt_len(&task);
     Seq2SeqConfig cfg = seq2seq_config_default(task_vocab(&task), T);

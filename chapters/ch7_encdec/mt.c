@@ -17,6 +17,7 @@
 #include "pairs.h"
 #include "progress.h"
 #include "report.h"
+#include "safetensors.h"
 #include "seq2seq.h"
 #include "seq2seq_checkpoint.h"
 #include "seq2seq_train.h"
@@ -48,6 +49,8 @@ enum { N_PRESETS = sizeof PRESETS / sizeof PRESETS[0] };
 
 // ---- flags ------------------------------------------------------------------
 
+enum { MAX_LEN_MOST = 1024 };   // the largest --max-len
+
 // The steps whose time gives the speed (and fits the budget), after the
 // first, which pays for touching fresh memory. They are in the warmup,
 // whose learning rates do not depend on the step count, so a run cut to
@@ -64,7 +67,7 @@ typedef struct {
     float alpha, minutes;
     const char *save, *checkpoint, *translate, *translate_file;
     const char *out, *resume, *log;
-    bool quiet;
+    bool quiet, overwrite;
 } Options;
 
 static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
@@ -99,7 +102,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"merges", FLAG_INT, &o->merges, "BPE merges: the vocabulary is the "
          "characters plus this many subwords"},
         {"max-len", FLAG_INT, &o->max_len, "the longest sentence in tokens; "
-         "longer training pairs are left out"},
+         "longer training pairs are left out (not given: at least the "
+         "longest val or test sentence, which are translated whole)"},
         {"embd", FLAG_INT, &o->embd, "d_model: channels"},
         {"layers", FLAG_INT, &o->layers, "encoder layers, and as many "
          "decoder layers"},
@@ -126,12 +130,16 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"alpha", FLAG_FLOAT, &o->alpha, "beam search's length "
          "normalisation: score = log P / length^alpha"},
         {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
-        {"threads", FLAG_INT, &o->threads, "threads (0: one per core)"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
+         "more than the cores: capped)"},
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
          "lines when the output is not a terminal"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
         {"out", FLAG_STRING, &o->out, "save the run in this folder (its "
          "model.safetensors is a model --checkpoint takes)"},
+        {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: replace the run "
+         "saved there (without it, a folder that holds a run is "
+         "refused)"},
         {"save-every", FLAG_INT, &o->save_every, "steps between checkpoints "
          "in --out (0: only at the end)"},
         {"resume", FLAG_STRING, &o->resume, "continue the run saved in this "
@@ -159,7 +167,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         flags_fail("--tokenizer must be bpe or char, got '%s'",
                    o->tokenizer);
     const FlagRange range[] = {
-        {"merges", o->merges, 0, 100000}, {"max-len", o->max_len, 2, 1024},
+        {"merges", o->merges, 0, 100000},
+        {"max-len", o->max_len, 2, MAX_LEN_MOST},
         {"embd", o->embd, 1, 4096}, {"layers", o->layers, 1, 64},
         {"heads", o->heads, 1, o->embd}, {"ffn", o->ffn, 1, 65536},
         {"dropout", o->dropout, 0, 0.99},
@@ -200,6 +209,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         flags_fail("--checkpoint translates and --resume trains: give one");
     if (*o->checkpoint && !*o->translate && !*o->translate_file)
         flags_fail("--checkpoint needs --translate or --translate-file");
+    if (o->overwrite && !flags_given(&o->out))
+        flags_fail("--overwrite replaces the run saved in --out DIR: give "
+                   "--out too");
     if (o->embd % o->heads != 0)
         flags_fail("--embd %d does not split into --heads %d", o->embd,
                    o->heads);
@@ -291,29 +303,33 @@ static void learn_tokenizer(Bpe *bpe, const Options *o) {
     free(texts[1]);
 }
 
-static void load_split(PairCorpus *c, const Options *o, Bpe *bpe,
-                       const char *split, bool drop_long) {
+// One split as ids: a pair with more than cap tokens on a side is left
+// out when drop_long (training), an error otherwise. Returns how many
+// were left out.
+static int load_split(PairCorpus *c, const Options *o, Bpe *bpe,
+                      const char *split, int cap, bool drop_long) {
     char s[4096], t[4096];
     path_of(s, sizeof s, o, split, o->src_lang);
     path_of(t, sizeof t, o, split, o->tgt_lang);
     int dropped;
     Error err;
-    if (pairs_load(c, s, t, encode_bpe, bpe, o->max_len, drop_long,
-                   &dropped, &err) != 0)   // the hint only where it helps
+    if (pairs_load(c, s, t, encode_bpe, bpe, cap, drop_long, &dropped,
+                   &err) != 0)   // the hint only where it helps
         die("%s%s", err.msg, strstr(err.msg, "max_len cannot hold")
                              ? " (--max-len sets it)" : "");
     if (c->n == 0 && dropped)
         die("%s and %s: every pair is longer than --max-len %d tokens", s, t,
-            o->max_len);
+            cap);
     if (c->n == 0)   // nothing to train on, or to measure
         die("%s and %s hold no sentence pair", s, t);
+    return dropped;
+}
+
+static void show_split(const PairCorpus *c, const char *split) {
     long ns = c->src_off[c->n], nt = c->tgt_off[c->n];
     printf("  %-16s %5d pairs, %6ld + %6ld tokens (%.1f + %.1f a "
            "sentence)\n", split, c->n, ns, nt, (double)ns / c->n,
            (double)nt / c->n);
-    if (dropped)
-        printf("  (%d training pair%s longer than %d tokens left out)\n",
-               dropped, dropped == 1 ? "" : "s", o->max_len);
 }
 
 // ---- evaluation -------------------------------------------------------------
@@ -533,11 +549,37 @@ typedef struct {
     Json *saved;              // --resume: the run's translate.json
 } Run;
 
-// The three splits as ids, and their batches for seed's shuffles.
-static void load_data(Run *r, const Options *o, uint64_t seed) {
-    load_split(&r->train, o, &r->bpe, "train", true);
-    load_split(&r->val, o, &r->bpe, "val", false);
-    load_split(&r->test, o, &r->bpe, "test_2016_flickr", false);
+static int longest(const PairCorpus *c) {
+    return c->max_src > c->max_tgt ? c->max_src : c->max_tgt;
+}
+
+//> mt-max-len
+// The three splits as ids, and their batches for seed's shuffles. The
+// val and test sets are translated whole, every sentence counted in
+// their BLEU as in any published score, so the model's max_len must hold
+// their longest sentence. With fit (--max-len not given) it grows to
+// that, and says so: few merges make long sentences (characters alone,
+// --merges 0, about 200 tokens). Training pairs longer than max_len are
+// left out, as the blog post does.
+static void load_data(Run *r, Options *o, uint64_t seed, bool fit) {
+    int cap = fit ? MAX_LEN_MOST : o->max_len, was = o->max_len;
+    load_split(&r->val, o, &r->bpe, "val", cap, false);
+    load_split(&r->test, o, &r->bpe, "test_2016_flickr", cap, false);
+    int need = longest(&r->val) > longest(&r->test) ? longest(&r->val)
+                                                    : longest(&r->test);
+    if (need > o->max_len) o->max_len = need;
+    int dropped = load_split(&r->train, o, &r->bpe, "train", o->max_len,
+                             true);
+    show_split(&r->train, "train");
+    if (dropped)
+        printf("  (%d training pair%s longer than %d tokens left out)\n",
+               dropped, dropped == 1 ? "" : "s", o->max_len);
+    show_split(&r->val, "val");
+    show_split(&r->test, "test_2016_flickr");
+    if (o->max_len > was)
+        report_line("max-len", "%d tokens, not %d: the longest sentence of "
+                    "the val and test sets, which are translated whole",
+                    o->max_len, was);
     Error err;
     if (batcher_init(&r->tb, &r->train, o->batch_tokens, seed, &err) != 0
         || batcher_init(&r->vb, &r->val, o->batch_tokens, seed, &err) != 0)
@@ -546,6 +588,7 @@ static void load_data(Run *r, const Options *o, uint64_t seed) {
                 "padding", r->tb.n_batches, o->batch_tokens,
                 100 * batcher_padding(&r->tb));
 }
+//< mt-max-len
 
 // The activations' capacity: B rows of S and T tokens that hold the
 // largest batch of either corpus.
@@ -596,11 +639,11 @@ static void build_model(Run *r, Seq2Seq *m, float smoothing) {
 
 static const char BANNER[] = "== Chapter 7: German to English ==\n\n";
 
-static void start_run(Run *r, const Options *o, TrainConfig *tc) {
+static void start_run(Run *r, Options *o, TrainConfig *tc) {
     printf("%s", BANNER);
     learn_tokenizer(&r->bpe, o);
     r->vocab = bpe_to_string(&r->bpe, NULL);
-    load_data(r, o, tc->seed);
+    load_data(r, o, tc->seed, !flags_given(&o->max_len));
     if (tc->steps == 0) tc->steps = o->epochs * r->tb.n_batches;
     tc->decay_steps = tc->steps;
     tc->min_lr = tc->lr / 10;
@@ -647,7 +690,7 @@ static void resume_run(Run *r, Options *o, const TrainConfig *tc) {
                 r->bpe.n_chars, r->bpe.n_merges, r->bpe.vocab_size, path);
     TrainState st;
     if (train_state_load(&st, dir, step, &err) != 0) die("%s", err.msg);
-    load_data(r, o, st.cfg.seed);
+    load_data(r, o, st.cfg.seed, false);   // the saved model's max_len
     if (flags_given(&tc->steps)) st.cfg.steps = tc->steps;
     build_model(r, &m, o->smoothing);
     TrainModel tm = seq2seq_train_model(&r->g);
@@ -872,13 +915,19 @@ int mt_main(int argc, char **argv) {
                       .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 1,
                       .seed = 1337};
     parse_flags(argc, argv, &o, &tc);
-    if (o.threads > 0) threads_set(o.threads);
+    if (o.threads > 0) threads_set(threads_cap(o.threads, true));
     if (*o.checkpoint) return translate_saved(&o);
 
     Run r = {0};
     Error err;
-    // a folder that cannot take the run fails before the run
+    // a folder that holds another run is not replaced unasked; one that
+    // cannot take the run fails before the run, and so does a --save that
+    // cannot be written
+    if (*o.out && checkpoint_dir_claim(o.out, o.resume, o.overwrite, &err)
+        != 0)
+        flags_fail("%s", err.msg);
     if (*o.out && checkpoint_dir_check(o.out, &err) != 0) die("%s", err.msg);
+    if (*o.save && write_file_check(o.save, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o, &tc);
     else start_run(&r, &o, &tc);
     if (*o.out) run_file_write(&o, o.out);

@@ -1,8 +1,9 @@
 // ch8 - chapter 6's GPT trained on the GPU. It is ./ch6 (the same flags,
 // presets, progress line, CSV log, checkpoints and samples: chapter 6's
 // program drives it through run.h's TrainBackend) with the model's passes,
-// clipping, AdamW and samples on the device. Without a GPU it says so and
-// checks every kernel against the CPU under the host emulation instead.
+// clipping, AdamW and samples on the device. Without a GPU it cannot
+// train, and says so with an error (a bare ./ch8 first checks every
+// kernel against the CPU under the host emulation).
 //
 //   ./ch8                 train (chapter 6's default preset) on the GPU
 //   ./ch8 --check         every kernel against its CPU function, on the GPU
@@ -39,12 +40,38 @@ static int self_check(bool emulated) {
 
 typedef struct {
     bool check, emulate, tf32, bf16, flash;
+    bool bare;            // ./ch8 with no argument at all
     int causal_block;
     GptTrainCuda gt;
     bool attached;
 } Gpu;
 
 static const char TITLE[] = "Chapter 8: the GPU";
+
+// No GPU (why says what was found): the self-check under the emulation
+// instead, with the title and a line that says so. Returns its status.
+static int emulated_instead(const char *why) {
+    printf("== %s ==\n", TITLE);
+    printf("no GPU here (%s),\nso the kernels are checked under the host "
+           "emulation instead\n", why);
+    return self_check(true);
+}
+
+// Training was asked for and there is no GPU: an error, status 1, never
+// a run that seems to have worked. A bare ./ch8, the first command a
+// reader types, first shows what does run here, the self-check.
+static int cannot_train(const Gpu *g, const char *why) {
+    if (g->bare) {
+        emulated_instead(why);
+        fflush(stdout);
+        fprintf(stderr, "ch8: error: training needs a GPU (%s): only the "
+                "kernels were checked, under the emulation\n", why);
+    } else {
+        fprintf(stderr, "ch8: error: training needs a GPU (%s); ./ch8 "
+                "--emulate checks the kernels without one\n", why);
+    }
+    return 1;
+}
 
 static int before(void *ctx) {
     Gpu *g = ctx;
@@ -57,14 +84,12 @@ static int before(void *ctx) {
         return 2;
     }
     bool no_gpu = !g->emulate && !cuda_device_present(why, sizeof why);
-    if (no_gpu || g->check || g->emulate)   // train_main prints it for a run
+    if (no_gpu && !g->check) return cannot_train(g, why);
+    if (no_gpu) return emulated_instead(why);   // --check: the check, here
+    if (g->check || g->emulate) {   // (train_main prints the title of a run)
         printf("== %s ==\n", TITLE);
-    if (no_gpu) {
-        printf("no GPU here (%s),\nso the kernels are checked under the "
-               "host emulation instead\n", why);
-        return self_check(true);
+        return self_check(g->emulate);
     }
-    if (g->check || g->emulate) return self_check(g->emulate);
     int cc = cuda_compute_capability();
     if (g->bf16 && cc < 80) {
         fprintf(stderr, "ch8: error: --bf16 needs a GPU of compute "
@@ -124,6 +149,7 @@ static void describe(void *ctx, char *buf, size_t size) {
 int main(int argc, char **argv) {
     Gpu gpu;
     memset(&gpu, 0, sizeof gpu);
+    gpu.bare = argc == 1;
     gpu.causal_block = mha_causal_block();
     const Flag flags[] = {
         {"check", FLAG_BOOL, &gpu.check,
@@ -151,7 +177,8 @@ int main(int argc, char **argv) {
         .title = TITLE,
         .about = "Chapter 8: chapter 6's training on the GPU (CUDA,\n"
                  "cuBLAS and this chapter's kernels). Without a GPU it\n"
-                 "checks the kernels under the host emulation.",
+                 "cannot train; --emulate checks the kernels under the\n"
+                 "host emulation.",
         .flags = flags, .n_flags = (int)(sizeof flags / sizeof flags[0]),
         .ctx = &gpu, .before = before, .attach = attach, .detach = detach,
         .describe = describe, .generate = generate_gpu,

@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#ifdef __CUDACC__
+#include <dlfcn.h>   // dlopen: is the driver here at all?
+#endif
 
 extern "C" {
 #include "error.h"
@@ -38,6 +41,15 @@ bool cuda_device_present(char *msg, size_t size) {
     if (e != cudaSuccess || n < 1) {
         snprintf(msg, size, "%s", e != cudaSuccess ? cudaGetErrorString(e)
                                                    : "no device found");
+#ifdef __CUDACC__
+        // The runtime says "CUDA driver version is insufficient" also
+        // when there is no driver at all: it looks for the driver's
+        // library, libcuda.so.1, and takes its absence for an old one.
+        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (e == cudaErrorInsufficientDriver && !driver)
+            snprintf(msg, size, "no NVIDIA driver or GPU found");
+        if (driver) dlclose(driver);
+#endif
         cudaGetLastError();   // clear it
         return false;
     }

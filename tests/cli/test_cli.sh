@@ -118,8 +118,17 @@ expect 2 "needs" ch5 --embd 4096 --layers 400
 expect 2 "give one text" ch5 --score ab --score-file "$TMP/short.txt"
 expect 1 "cannot open $TMP/none.txt" ch5 --score-file "$TMP/none.txt"
 (cd "$TMP" && expect 1 "make data" ch5)
-# a thread count past the machine's cores is capped, and said
-expect 0 "using" ch5 --threads 100000 --sample-only --tokens 1
+# a thread count past the machine's cores is capped, and said, in one
+# note that every program taking --threads prints the same way
+# (common/threads.c; ch6's and ch7's cases are further down)
+expect 0 "ch5: note: --threads 100000, but this" ch5 --threads 100000 \
+    --sample-only --tokens 1
+threads_note() {   # threads_note PROG: the note was the one stderr line
+    grep -qE "^$1: note: --threads 1024, but this (machine has|process \
+may run on) [0-9]+ cores?: using [0-9]+\$" "$TMP/err" \
+        && [ "$(wc -l <"$TMP/err")" = 1 ] \
+        || fail "$1 --threads 1024: not capped with one note"
+}
 # ch5: scoring any text of 2 characters or more, from a flag or a file
 expect 2 "scoring needs at least 2" ch5 --score a
 expect 0 "loss " ch5 --score ab
@@ -178,6 +187,26 @@ expect 0 "the saved cosine ends at step 4: steps 5 to 6 run at its floor" \
     ch6 --resume "$TMP/run" --steps 6 --eval-iters 1 --sample-chars 0 \
     --quiet --threads 1
 expect 2 "already at step 6" ch6 --resume "$TMP/run" --steps 5
+# a new run into a folder that holds one is refused, the saved run left
+# byte for byte as it was; --overwrite replaces it, --resume goes on
+cp -r "$TMP/run" "$TMP/run6"
+expect 2 "$TMP/run holds a run saved at step 6: --resume $TMP/run goes on \
+with it; another --out folder, or --overwrite, starts anew" ch6 \
+    "${tiny[@]}" --steps 2 --out "$TMP/run"
+diff -r "$TMP/run" "$TMP/run6" >/dev/null \
+    || fail "ch6 --out over a saved run: the run's files changed"
+expect 2 "--overwrite replaces the run saved in --out DIR: give --out too" \
+    ch6 "${tiny[@]}" --steps 2 --overwrite
+expect 0 "saved       $TMP/run/model.safetensors" ch6 "${tiny[@]}" --steps 2 \
+    --out "$TMP/run" --overwrite
+[ "$(ls "$TMP/run" | tr '\n' ' ')" = \
+  "model.safetensors state-2.safetensors " ] \
+    || fail "ch6 --overwrite: the folder holds $(ls "$TMP/run" | tr '\n' ' ')"
+expect 0 "resumed     $TMP/run at step 2 of 3" ch6 --resume "$TMP/run" \
+    --steps 3 --eval-iters 1 --sample-chars 0 --quiet --threads 1
+# (and a run resumed into another folder that holds a run)
+expect 2 "$TMP/run holds a run saved at step 3: --resume $TMP/run" ch6 \
+    --resume "$TMP/run6" --out "$TMP/run" --steps 7
 
 # ch6: the time budget fixes the step count after the warmup's first
 # steps; the run is then the one --steps N gives, bit for bit
@@ -204,6 +233,11 @@ grep -qE "^reached val 4\.[0-9]{4} <= 4\.3000 at step 5 after [0-9]+\.[0-9]{2} s
 grep -q "^model       1 layer, 1 head, 8 wide" "$TMP/out" \
     || fail "ch6: '1 layer, 1 head' in the model line"
 expect 0 "(default: 0)" ch6 --preset notes --help
+# (the last --threads given counts)
+expect 0 "eval step 1:" ch6 "${tiny[@]}" --steps 1 --threads 1024
+threads_note ch6
+grep -q "1024 threads" "$TMP/out" \
+    && fail "ch6 --threads 1024: the run line shows 1024 threads, not the cap"
 
 # ch7
 expect 2 "--task must be" ch7 --task translate-everything
@@ -211,6 +245,9 @@ expect 2 "--symbols must be in [" ch7 --symbols 0
 expect 2 "--max-len must be in [9, " ch7 --min-len 9 --max-len 8
 expect 2 "--beam must be in [" ch7 --beam 0
 expect 2 "--save is empty" ch7 --save ''
+expect 0 "held-out exact match" ch7 --symbols 3 --min-len 3 --max-len 3 \
+    --held-out 2 --steps 1 --quiet --threads 1024
+threads_note ch7
 
 # ch7 --bleu: scores two files and exits, without training; the lines are
 # sacreBLEU's (`sacrebleu REF -i HYP -m bleu chrf -w 2`)
@@ -246,6 +283,18 @@ for w in "tokenizer   BPE: " "batches     " "eval step 6 (epoch" \
          "BLEU|nrefs:1|case:mixed" "  reference  A man in an orange hat"; do
     grep -qF -- "$w" "$TMP/out" || fail "ch7 --task translate lacks '$w'"
 done
+# --merges 0 (characters) makes sentences of up to about 200 tokens:
+# the model grows to hold every val and test sentence, and says so, and
+# the run goes through its evaluations to the test set, all 1000
+# sentences; a --max-len given that cannot hold them is refused
+expect 0 "test set (1000 sentences):" ch7 --task translate --merges 0 \
+    --embd 8 --ffn 8 --heads 1 --layers 1 --steps 2 --beam 1 --show 0 \
+    --quiet --threads 1
+grep -qE "^max-len     [0-9]+ tokens, not 100: the longest sentence of the \
+val and test sets,$" "$TMP/out" && grep -qF "eval step 2 (epoch" "$TMP/out" \
+    || fail "ch7 --merges 0: no max-len line, or no evaluation"
+expect 1 "val.de:6: more than 100 tokens: the model's max_len cannot hold" \
+    ch7 --task translate --merges 0 --max-len 100 --steps 2 --quiet
 head -n 3 "$ROOT/data/multi30k/val.de" >"$TMP/three.de"
 expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
     "$TMP/three.de" --beam 2
@@ -407,6 +456,24 @@ expect 2 "--embd cannot change on --resume" ch7 --resume "$TMP/mtB" --embd 4
 expect 2 "already at step 6" ch7 --resume "$TMP/mtB" --steps 5
 expect 1 "--resume $TMP/none: cannot open" ch7 --resume "$TMP/none"
 expect 2 "give one" ch7 --resume "$TMP/mtB" --checkpoint "$TMP/mt.safetensors"
+# as ch6: a new run into mtA, which holds one, is refused and leaves it
+# byte for byte; --overwrite replaces it, and --resume goes on with that
+cp -r "$TMP/mtA" "$TMP/mtA6"
+expect 2 "$TMP/mtA holds a run saved at step 6: --resume $TMP/mtA goes on \
+with it; another --out folder, or --overwrite, starts anew" ch7 "${mt[@]}" \
+    --out "$TMP/mtA"
+grep -qF "tokenizer" "$TMP/out" && fail "ch7 --out over a run: trained first"
+diff -r "$TMP/mtA" "$TMP/mtA6" >/dev/null \
+    || fail "ch7 --out over a saved run: the run's files changed"
+expect 2 "--overwrite replaces the run saved in --out DIR: give --out too" \
+    ch7 "${mt[@]}" --overwrite
+expect 0 "saved       $TMP/mtA/model.safetensors" ch7 "${mt[@]}" --steps 2 \
+    --out "$TMP/mtA" --overwrite
+[ "$(ls "$TMP/mtA" | tr '\n' ' ')" = \
+  "model.safetensors state-2.safetensors translate.json " ] \
+    || fail "ch7 --overwrite: the folder holds $(ls "$TMP/mtA" | tr '\n' ' ')"
+expect 0 "resumed     $TMP/mtA at step 2 of 3" ch7 --resume "$TMP/mtA" \
+    --steps 3 --quiet --threads 1 --beam 1 --show 0
 # the time budget: a run cut after its probe's 11 steps is the one
 # --steps 11 gives, bit for bit
 mtb=(--task translate --merges 200 --embd 8 --ffn 8 --heads 1 --layers 1
@@ -661,19 +728,22 @@ sums_to_one "$TMP/p7/cross_attention.csv" 0 \
 # (--help is checked above). Exempt: what the model wrote (samples between
 # "----" lines, translations), and sacreBLEU's signature lines, which keep
 # sacreBLEU's format.
-narrow() {   # narrow PROG ARGS...
-    local prog=$1
-    expect 0 "" "$@"
-    head -n 1 "$TMP/out" | grep -q "^== Chapter ${prog#ch}: " \
-        || fail "$*: the first line is not the chapter's title"
+fits80() {   # fits80 WHAT: the report in $TMP/out, as above
     awk '/^----/ { s = !s; next } s { next }
          /[|]nrefs:/ || /^  (source|reference|greedy|beam) / { next }
          length($0) > 80 { print length($0) " columns: " $0 }' \
         "$TMP/out" >"$TMP/wide"
     if [ -s "$TMP/wide" ]; then
-        fail "$*: lines over 80 columns"
+        fail "$1: lines over 80 columns"
         head -n 3 "$TMP/wide" >&2
     fi
+}
+narrow() {   # narrow PROG ARGS...
+    local prog=$1
+    expect 0 "" "$@"
+    head -n 1 "$TMP/out" | grep -q "^== Chapter ${prog#ch}: " \
+        || fail "$*: the first line is not the chapter's title"
+    fits80 "$*"
 }
 narrow ch1
 narrow ch2 --max-T 64
@@ -697,7 +767,8 @@ expect 2 "--until-perfect is a switch: write --until-perfect=0, not a \
 separate '0'" ch7 --until-perfect 0
 
 # ch8, built where nvcc is: chapter 6's flags, its own, and without a GPU
-# the emulated self-check (a GPU machine trains instead: not run here)
+# an error for a run it cannot train, after the emulated self-check when
+# it was started bare (a GPU machine trains instead: not run here)
 if [ -x "$BIN/ch8" ]; then
     expect 0 "(default: " ch8 --help
     grep -qF -- "--flash" "$TMP/out" || fail "ch8 --help lacks --flash"
@@ -708,10 +779,26 @@ if [ -x "$BIN/ch8" ]; then
     expect 2 "--tf32 and --bf16 both set" ch8 --tf32 --bf16
     expect 2 "--causal-block must be in [0, 65536]" ch8 --causal-block -1
     if ! nvidia-smi -L >/dev/null 2>&1; then
-        narrow ch8 --steps 3
+        expect 1 "ch8: error: training needs a GPU (" ch8
+        [ "$(wc -l <"$TMP/err")" = 1 ] \
+            || fail "ch8 without a GPU: not one error line"
+        head -n 1 "$TMP/out" | grep -q "^== Chapter 8: " \
+            || fail "ch8: the first line is not the chapter's title"
+        fits80 ch8
         grep -qF "no GPU here" "$TMP/out" || fail "ch8: no 'no GPU here'"
         grep -qF "every kernel agrees with the CPU" "$TMP/out" \
             || fail "ch8 without a GPU: no self-check"
+        # no driver at all is said so, not as a driver that is too old
+        if ! ldconfig -p 2>/dev/null | grep -qF libcuda.so.1; then
+            grep -qF "(no NVIDIA driver or GPU found)" "$TMP/err" \
+                || fail "ch8 without a driver: $(cat "$TMP/err")"
+        fi
+        # asked to train: one line at once, no self-check, nothing saved
+        expect 1 "training needs a GPU (" ch8 "${tiny[@]}" --steps 3 \
+            --out "$TMP/r8"
+        [ "$(wc -l <"$TMP/err")" = 1 ] && [ ! -s "$TMP/out" ] \
+            && [ ! -e "$TMP/r8" ] \
+            || fail "ch8 --steps 3 --out DIR without a GPU: more than one line"
     fi
 fi
 
