@@ -263,6 +263,53 @@ typedef struct {
     Trainer trainer;      // the optimiser's state, the generators
 } Run;
 
+static void print_title(const TrainBackend *be);
+
+// Every batch and evaluation reads windows of block + 1 tokens: a corpus
+// whose splits are shorter is a usage error.
+static void check_corpus(const Run *r, const Options *o, int block) {
+    if (r->corpus.train.n < (size_t)block + 1
+        || r->corpus.val.n < (size_t)block + 1)
+        flags_fail("%s is too short for --block %d: its train split has %zu "
+                   "tokens, its val split %zu (need %d each)", o->data, block,
+                   r->corpus.train.n, r->corpus.val.n, block + 1);
+}
+
+//> memory-plan
+// The run's memory at its peak (mem.h), before anything of its size is
+// allocated: the model, its gradients, AdamW's moments, the activations
+// and the batch, kept to the end, and a sample's generation (the KV
+// cache, a window's activations; a backend's samples need only the
+// logits here) now and then. A run that does not fit is refused at
+// once; one that does says so before it allocates. (The step times,
+// 8 bytes a step, grow with the steps actually run: not counted.)
+static void check_memory(const Run *r, const Options *o, const GptConfig *c,
+                         int B) {
+    MemPlan p;
+    mem_plan_begin(&p);
+    size_t train = gpt_train_floats(c, B, dist_size());
+    size_t sample = (r->be && r->be->generate ? (size_t)c->vocab_size
+                                               : generate_floats(c))
+                    + mem_floats(((size_t)o->sample_chars + 1) * sizeof(int));
+    mem_plan_keep(&p, train);
+    mem_plan_phase(&p, sample);
+    Error err;
+    bool check = !(r->be && r->be->skip_host_memory_check);
+    if (check && mem_plan_check(&p, "lower --batch --block --embd --layers",
+                                &err) != 0)
+        error_exit(2, err.msg);
+    print_title(r->be);
+    double mib = sizeof(float) / 1048576.0;
+    size_t acts = gpt_acts_floats(c, B, c->block_size);
+    report_line("memory", "estimated %.0f MiB at the peak: activations %.1f "
+                "MiB (batch %d x %d), parameters with their gradients and "
+                "AdamW moments %.1f MiB, a sample %.1f MiB; this process "
+                "holds %.1f MiB now", mem_plan_mib(&p), acts * mib, B,
+                c->block_size, (train - acts) * mib, sample * mib,
+                p.resident / 1048576.0);
+}
+//< memory-plan
+
 static void start_run(Run *r, const Options *o) {
     GptConfig mc = {.vocab_size = r->corpus.vocab.size,
                     .block_size = o->block, .n_layer = o->layers,
@@ -271,13 +318,9 @@ static void start_run(Run *r, const Options *o) {
                     .bias = o->bias != 0, .positional = POS_LEARNED};
     Error err;
     if (gpt_config_check(&mc, &err) != 0) flags_fail("%s", err.msg);
-    // before the model is allocated: a size that does not fit is refused
-    bool check = !(r->be && r->be->skip_host_memory_check);
+    check_corpus(r, o, o->block);
     int B = o->t.batch / dist_size();   // this process's part of a batch
-    if (check && mem_check(gpt_train_floats(&mc, B), "training",
-                           "use a smaller --batch, --block or model",
-                           &err) != 0)
-        die("%s", err.msg);
+    check_memory(r, o, &mc, B);
     Gpt m;
     if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
     Rng init;
@@ -686,7 +729,7 @@ static void show_profile(const Run *r, int steps) {
                1e3 * (f + b) / steps, 100 * (f + b) / total);
     }
     const GptConfig *c = &r->gpt.model.cfg;
-    int B = r->trainer.cfg.batch;
+    int B = r->gpt.B;   // this process's part of a batch
     double mib = sizeof(float) / 1048576.0;
     double n = (double)r->gpt.model.num_params;
     double acts = (double)gpt_acts_floats(c, B, c->block_size);
@@ -754,13 +797,7 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
     else start_run(&r, &o);
-    // every batch and evaluation reads windows of block_size + 1 tokens
-    int block = r.gpt.model.cfg.block_size;
-    if (r.corpus.train.n < (size_t)block + 1
-        || r.corpus.val.n < (size_t)block + 1)
-        flags_fail("%s is too short for --block %d: its train split has %zu "
-                   "tokens, its val split %zu (need %d each)", o.data, block,
-                   r.corpus.train.n, r.corpus.val.n, block + 1);
+    check_corpus(&r, &o, r.gpt.model.cfg.block_size);   // a resumed run's
     // Dropout: rank 0 draws its masks as one process would, every other
     // rank from a stream of its own (the same masks on every part of a
     // batch would tie the parts together).
