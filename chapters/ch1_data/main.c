@@ -233,8 +233,7 @@ int main(int argc, char **argv) {
     mem_plan_phase(&plan, mem_floats(V * sizeof(int) + 22 * chars));
     mem_plan_phase(&plan, mem_floats((V + V * V) * sizeof(long)));
     char hint[96];
-    snprintf(hint, sizeof hint, "its %zu distinct characters are too many "
-             "for the bigram counts", V);
+    snprintf(hint, sizeof hint, "--data has %zu distinct characters", V);
     if (mem_plan_check(&plan, hint, &err) != 0)
         error_exit(2, err.msg);
     if (text != default_text) {   // a bad --text fails before any output

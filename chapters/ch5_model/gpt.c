@@ -452,13 +452,17 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
                          "tokens (block_size %d)", B, T, cfg->block_size);
     int C = cfg->n_embd, L = cfg->n_layer, NH = cfg->n_head, F = cfg->n_ffn;
     a->blocks = xcalloc((size_t)L, sizeof *a->blocks);
-    for (int l = 0; l < L; l++)
+    for (int l = 0; l < L; l++) {
         if (block_cache_alloc(&a->blocks[l], B, T, C, NH, F, err) != 0) {
             gpt_acts_free(a, cfg);
             return -1;
         }
-    for (int l = 1; l < L; l++)
-        block_cache_share(&a->blocks[l], &a->blocks[0], shares_masks(cfg));
+        // at once: what it gives up is then never held for more than one
+        // layer (gpt_acts_floats counts the shared caches)
+        if (l > 0)
+            block_cache_share(&a->blocks[l], &a->blocks[0],
+                              shares_masks(cfg));
+    }
     if (block_scratch_alloc(&a->scratch, B, T, C, NH, F, err) != 0) {
         gpt_acts_free(a, cfg);
         return -1;

@@ -206,6 +206,17 @@ static void write_generation(const Gpt *m, const int *prompt, int n_prompt,
 
 // ---- memory ----------------------------------------------------------------
 
+// A --prompt the vocabulary cannot encode is a usage error, said before
+// the report begins (and before the model is made).
+static void check_prompt(const Vocab *v, const char *prompt, bool given) {
+    Error err;
+    size_t n;
+    int *ids = given ? vocab_encode_utf8(v, prompt, strlen(prompt), &n, &err)
+                     : NULL;
+    if (given && !ids) flags_fail("--prompt: %s", err.msg);
+    free(ids);
+}
+
 // What the run asks of the model, for its memory plan.
 typedef struct {
     size_t loss_chars;    // the untrained model's loss on so many (0: none)
@@ -379,6 +390,7 @@ int main(int argc, char **argv) {
     if (*checkpoint) {
         if (checkpoint_load(checkpoint, &m, &vocab, &err) != 0)
             die("%s", err.msg);
+        check_prompt(&vocab, prompt, flags_given(&prompt) && !scoring);
         check_memory(&m.cfg, true, &work, report);
         snprintf(label, sizeof label, "loaded from %s", checkpoint);
         source = label;
@@ -400,6 +412,7 @@ int main(int argc, char **argv) {
         // the untrained model's loss on the start of the corpus
         size_t n = 16 * (size_t)block + 1;
         if (report && corpus.n >= n) work.loss_chars = n;
+        check_prompt(&vocab, prompt, flags_given(&prompt) && !scoring);
         check_memory(&cfg, false, &work, report);
         if (gpt_create(&m, &cfg, &err) != 0) flags_fail("%s", err.msg);
         Rng rng;

@@ -452,7 +452,7 @@ static double check_memory(const Seq2SeqConfig *c, const Options *o,
                                         * sizeof(int)));
     mem_plan_phase(&p, seq2seq_acts_floats(c, 1, S, T));
     Error err;
-    if (mem_plan_check(&p, "lower --embd --ffn --layers --batch --max-len",
+    if (mem_plan_check(&p, "lower --batch --embd --ffn --layers",
                        &err) != 0)
         error_exit(2, err.msg);
     return mem_plan_mib(&p);

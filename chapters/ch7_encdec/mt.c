@@ -597,7 +597,7 @@ static void check_memory(Run *r, const Seq2SeqConfig *cfg, int beam,
     mem_plan_phase(&p, translate_floats(cfg, &r->test, 1));
     mem_plan_phase(&p, translate_floats(cfg, &r->test, beam));
     Error err;
-    if (mem_plan_check(&p, "lower --batch-tokens --embd --ffn --layers",
+    if (mem_plan_check(&p, "lower --batch-tokens --embd --layers",
                        &err) != 0)
         error_exit(2, err.msg);
     if (r->mem_mib == 0) r->mem_mib = mem_plan_mib(&p);
