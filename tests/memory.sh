@@ -73,23 +73,35 @@ sweep() {
         sed 's/^/    /' "$TMP/err" >&2
         return
     fi
-    local row
+    local row args="$*"
     row=$(awk -v e="$est" -v k="$peak" 'BEGIN {
         p = k / 1024; d = 100 * (e - p) / p
         printf "%.1f %.1f %+.1f %d", e, p, d, (d <= 10 && d >= -10) }')
-    set -- "$prog" "$*" $row
-    [ "$TABLE" = 1 ] && printf '| `%s %s` | %s | %s | %s%% |\n' "$@"
-    [ "$TABLE" = 0 ] && printf '  %-4s %-58s %7s %7s %6s%%\n' "$1" \
-        "${2:0:58}" "$3" "$4" "$5"
+    # shown without the flags every run of the program shares, nor $TMP
+    args=${args/"${SHARED[$prog]:-}"/...}
+    args=${args//"$TMP/"/}
+    set -- "$prog" "$args" $row
+    if [ "$TABLE" = 1 ]; then
+        printf '| `%s %s` | %s | %s | %s%% |\n' "$1" "$2" "$3" "$4" "$5"
+    else
+        printf '  %-4s %-50s %7s %7s %6s%%\n' "$1" "${2:0:50}" "$3" "$4" \
+            "$5"
+    fi
     if [ "$6" = 1 ]; then passed=$((passed + 1))
     else fail "$1 $2: estimated $3 MiB, peak $4 MiB ($5%, over 10%)"; fi
 }
 
+s6=(--steps 1 --eval-iters 1 --sample-chars 20 --quiet --threads 2)
+t7=(--steps 1 --quiet --threads 2)
+m7=(--task translate --data "$TMP/mt" --merges 200 --steps 1 --quiet
+    --threads 2 --show 0)
+declare -A SHARED=([ch6]="${s6[*]}" [ch8]="${s6[*]}")
 if [ "$TABLE" = 1 ]; then
     echo "| program and flags | estimate MiB | peak MiB | difference |"
     echo "|---|---:|---:|---:|"
 else
     echo "memory.sh: estimate against the measured peak (MiB), 2 threads"
+    echo "  (... : ch6's ${s6[*]})"
 fi
 sweep ch1
 sweep ch1 --data "$TMP/ts8.txt"
@@ -101,16 +113,12 @@ sweep ch4 --channels 256 --depths 8,24
 sweep ch5 --tokens 1
 sweep ch5 --layers 8 --embd 256 --tokens 20
 sweep ch5 --embd 256 --block 256 --positional sinusoidal --tokens 20
-s6=(--steps 1 --eval-iters 1 --sample-chars 20 --quiet --threads 2)
 sweep ch6 "${s6[@]}"
 sweep ch6 "${s6[@]}" --batch 32 --embd 256 --layers 2
 sweep ch6 "${s6[@]}" --batch 4 --block 512 --embd 64 --heads 2
-t7=(--steps 1 --quiet --threads 2)
 sweep ch7 "${t7[@]}" --embd 128 --ffn 512 --batch 256 --held-out 200
 sweep ch7 "${t7[@]}" --embd 256 --ffn 1024 --batch 256 --held-out 1000 \
     --show 20 --beam 8
-m7=(--task translate --data "$TMP/mt" --merges 200 --steps 1 --quiet
-    --threads 2 --show 0)
 sweep ch7 "${m7[@]}" --embd 64 --ffn 256 --layers 1 --heads 2 --beam 2
 sweep ch7 "${m7[@]}" --embd 128 --ffn 512 --layers 2 --heads 4 --beam 4
 if [ -x "$BIN/ch8" ] && nvidia-smi -L 2>/dev/null | grep -q "^GPU"; then

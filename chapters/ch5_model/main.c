@@ -258,12 +258,12 @@ static void check_memory(const GptConfig *c, bool made, const Work *w,
     if (!print) return;
     printf("== Chapter 5: the whole GPT ==\n");
     const double mib = sizeof(float) / 1048576.0;
-    report_line("memory", "estimated %.0f MiB at the peak: the model %.1f "
-                "MiB, then one at a time the loss's batch %.1f MiB, "
-                "generation %.1f MiB (KV cache and a window); this "
-                "process holds %.1f MiB now", mem_plan_mib(&p), model * mib,
-                (loss > score ? loss : score) * mib, gen * mib,
-                p.resident / 1048576.0);
+    report_line("memory", "estimated %.0f MiB at the peak: this process "
+                "%.1f, the model %.1f, then one at a time the loss's batch "
+                "%.1f and generation %.1f (MiB)", mem_plan_mib(&p),
+                p.resident / 1048576.0, model * mib,
+                (loss > score ? loss : score) * mib, gen * mib);
+    fflush(stdout);   // seen before the allocation, even in a log
 }
 
 // --threads past this machine's cores only slows it down: capped, and said.

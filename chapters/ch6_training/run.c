@@ -310,12 +310,13 @@ static void report_memory(const Run *r, const Options *o, const GptConfig *c,
     double mib = sizeof(float) / 1048576.0;
     size_t acts = gpt_acts_floats(c, B, c->block_size);
     size_t train = gpt_train_floats(c, B, dist_size());
-    report_line("memory", "estimated %.0f MiB at the peak: activations %.1f "
-                "MiB (batch %d x %d), parameters with their gradients and "
-                "AdamW moments %.1f MiB, a sample %.1f MiB; this process "
-                "holds %.1f MiB now", mem_plan_mib(&r->mem), acts * mib, B,
-                c->block_size, (train - acts) * mib,
-                sample_floats(r, o, c) * mib, r->mem.resident / 1048576.0);
+    report_line("memory", "estimated %.0f MiB at the peak: this process "
+                "%.1f, activations %.1f (%d x %d), weights with gradients "
+                "and AdamW's moments %.1f, a sample %.1f (MiB)",
+                mem_plan_mib(&r->mem), r->mem.resident / 1048576.0,
+                acts * mib, B, c->block_size, (train - acts) * mib,
+                sample_floats(r, o, c) * mib);
+    fflush(stdout);   // seen before the allocation, even in a log
 }
 //< memory-plan
 

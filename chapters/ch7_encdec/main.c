@@ -501,6 +501,7 @@ int main(int argc, char **argv) {
            task_kind_name(task.kind), task.min_len, task.max_len,
            task.symbols);
     show_masks(&task, tc.seed);
+    fflush(stdout);   // seen before the allocation, even in a log
 
     Seq2Seq m;
     Rng r;

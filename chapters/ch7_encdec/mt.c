@@ -601,6 +601,7 @@ static void check_memory(Run *r, const Seq2SeqConfig *cfg, int beam,
                        &err) != 0)
         error_exit(2, err.msg);
     if (r->mem_mib == 0) r->mem_mib = mem_plan_mib(&p);
+    fflush(stdout);   // what was said so far, before the allocation
 }
 
 // The model m (new or loaded) goes into r->g with activations for the
