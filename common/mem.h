@@ -60,7 +60,9 @@ typedef struct {
 } MemPlan;
 
 // Starts a plan from what the process holds now, with the threads that
-// OpenMP will use now.
+// OpenMP will use now. It also fixes glibc's mmap threshold at 128 KiB,
+// so that a phase's large blocks go back to the system when it frees
+// them, and the next phase does not add to them (mem.c says why).
 void mem_plan_begin(MemPlan *p);
 void mem_plan_keep(MemPlan *p, size_t floats);
 void mem_plan_phase(MemPlan *p, size_t floats);
