@@ -293,7 +293,7 @@ $(EXOBJ)/%.o: $(EX_DIR)/%.cu | $(OBJ)/.deps-check
 	    rc=$$?; cat $@.log >&2; [ $$rc = 0 ] || rm -f $@; exit $$rc
 
 # tests/alloc_count.c counts our code's allocations through these wrappers
-WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
 $(RUNNER): $(TEST_OBJ) $(EX_OBJ) $(ALL_CH_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $(WRAP_ALLOC) $^ $(CHECK_LIBS) $(LIBS_ALL) $(CH8_LIBS) -o $@
 
@@ -312,6 +312,9 @@ grade-paths:
 # tests/faults.sh's helper, which signals a run at a chosen moment of a save
 $(OBJ)/killwatch: tests/faults/killwatch.c | $(OBJ)/.deps-build
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $< -o $@
+# tests/memory.sh's, which measures a run's peak resident memory
+$(OBJ)/peak: tests/memory/peak.c | $(OBJ)/.deps-build
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $< -o $@
 
 # The faults of tests/faults.sh in full (make check runs a few of each):
 # 24 kills of ./ch6 and 8 of ./ch7 at chosen moments, a full disk, Ctrl-C.
@@ -326,6 +329,12 @@ check-mpi: banner $(MPI_TEST_DEPS)
 	bash tests/mpi.sh $(OBJ)
 .PHONY: check-mpi
 
+# The memory estimates against the measured peaks alone (tests/memory.sh,
+# about 30 seconds); `make check-memory TABLE=1` prints the README's table.
+check-memory: banner data/tinyshakespeare.txt $(MULTI30K) $(addprefix $(OBJ)/ch,$(filter-out 8,$(CHAPTERS))) $(OBJ)/peak
+	bash tests/memory.sh $(if $(filter 1,$(TABLE)),--table) $(OBJ)
+.PHONY: check-memory
+
 # where `make check EXERCISES=DIR` writes results.json and its work files
 GRADE_OUT ?= $(BUILD)/grade
 # $(EXERCISES) inside '...' in a shell command
@@ -336,11 +345,13 @@ ifeq ($(EXERCISES),solutions)
 # the grader itself, which grade broken copies of solutions/, those of
 # Gradescope's autograder and of grade-all (tests/test_gradescope.sh), the
 # programs' command lines (tests/cli/test_cli.sh, a few seconds), their
-# catalogue of bad inputs (tests/bad_inputs.sh, about 20 seconds), and the
+# catalogue of bad inputs (tests/bad_inputs.sh, about 20 seconds), their
+# memory estimates against the peaks they reach (tests/memory.sh, about 30
+# seconds), and the
 # checks of chapter 8's kernel benchmarks, emulated at small sizes (a few
 # seconds; each prints its table when a version fails).
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
-check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch \
+check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch $(OBJ)/peak \
     $(if $(filter 1,$(MPI)),$(MPI_TEST_DEPS))
 	@mkdir -p '$(call shq,$(GRADE_OUT))'
 	$(RUNNER) --json '$(call shq,$(GRADE_OUT))/results.json'
@@ -348,6 +359,7 @@ check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PRO
 	@MAKE='$(MAKE)' bash tests/test_gradescope.sh $(OBJ)
 	bash tests/cli/test_cli.sh $(OBJ)
 	bash tests/bad_inputs.sh $(OBJ)
+	bash tests/memory.sh $(OBJ)
 	bash tests/faults.sh $(OBJ)
 	@for b in $(KBENCH_EMU); do \
 	    if $$b --small > $$b.log 2>&1; then echo "kernel benchmark $$(basename $$b .emu) --small, emulated: $$(tail -n 1 $$b.log)"; \

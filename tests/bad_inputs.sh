@@ -208,7 +208,7 @@ bad file 2 "$D/short is too short for --block 64" ch1 --data "$D/short" \
 bad flag 2 "--text: invalid UTF-8" ch1 --text "$(printf 'a\xffb')"
 # (a table of 7 GB: refused under the limit only)
 if [ -f "$D/wide" ] && [ "$ASAN" = 0 ]; then
-    bad size 1 "the bigram counts of its 30000 distinct characters needs" \
+    bad size 2 "MiB (ulimit -v 4096): --data has 30000 distinct characters" \
         ch1 --data "$D/wide"
 fi
 
@@ -263,7 +263,8 @@ bad size 2 "model config: too large: n_embd x block_size is 268435456" \
     ch5 --block 65536 --embd 4096
 bad size 2 "model config: too large: n_embd x n_ffn is 1073741824" ch5 \
     --embd 16384
-bad size 2 "the model needs " ch5 --layers 4096 --embd 4096
+bad size 2 "lower --layers --embd --block" ch5 --layers 4096 \
+    --embd 4096
 bad real 2 "--temperature expects a finite number, got 'nan'" ch5 \
     --temperature nan
 bad real 2 "--temperature expects a finite number, got 'inf'" ch5 \
@@ -340,9 +341,10 @@ bad range 2 "--batch must be in [1, 1e+09], got -2" ch6 --batch -2
 bad range 2 "--eval-iters must be in [1, 10000], got 0" ch6 --eval-iters 0
 bad range 2 "--sample-chars must be in [0, 100000], got 1000000000" ch6 \
     --sample-chars 1000000000
-bad size 1 "training needs " ch6 "${t6[@]}" --batch 100000000 --steps 1
-bad size 1 "training needs " ch6 "${t6[@]}" --block 65536 --batch 64 \
-    --steps 1
+bad size 2 "lower --batch --block --embd --layers" ch6 "${t6[@]}" \
+    --batch 100000000 --steps 1
+bad size 2 "lower --batch --block --embd --layers" ch6 "${t6[@]}" \
+    --block 65536 --batch 64 --steps 1
 bad size 2 "model config: too large: n_layer is 100000" ch6 "${t6[@]}" \
     --layers 100000
 bad size 2 "model config: too large: n_embd is 1000000" ch6 "${t6[@]}" \
@@ -448,7 +450,7 @@ bad range 2 "--max-len must be in [2, 1024], got 100000" ch7 \
 bad size 2 "model config: too large: n_embd x n_ffn is 268435456" ch7 \
     "${t7[@]}" --embd 4096 --ffn 65536
 # (4.5 GiB: refused under the limit only)
-[ "$ASAN" = 1 ] || bad size 2 "training needs " ch7 --held-out 100000 \
+[ "$ASAN" = 1 ] || bad size 2 "lower --batch --embd" ch7 --held-out 100000 \
     --symbols 26 --steps 1 --quiet --threads 1
 bad real 2 "--lr expects a finite number, got 'nan'" ch7 --lr nan
 bad real 2 "--alpha expects a finite number, got 'inf'" ch7 --alpha inf

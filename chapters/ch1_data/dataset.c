@@ -49,6 +49,14 @@ int corpus_load(Corpus *c, const char *path, Error *err) {
     return 0;
 }
 
+size_t corpus_floats(size_t bytes) {
+    Corpus c;
+    size_t text = bytes * sizeof *c.text, ids = bytes * sizeof *c.ids;
+    size_t decoding = bytes + 1 + text, kept = text + ids;
+    return mem_floats((decoding > kept ? decoding : kept)
+                      + VOCAB_SEEN_BYTES);
+}
+
 void corpus_free(Corpus *c) {
     free(c->text);
     free(c->ids);

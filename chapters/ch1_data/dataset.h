@@ -33,6 +33,11 @@ typedef struct {
 int corpus_load(Corpus *c, const char *path, Error *err);
 void corpus_free(Corpus *c);
 
+// The floats' worth corpus_load holds at its peak for a file of `bytes`
+// bytes, the most it can be (every character one byte): the file and its
+// code points while it decodes, then the code points and the ids.
+size_t corpus_floats(size_t bytes);
+
 // The first floor(train_frac * n) ids are train, the rest val.
 void split_train_val(const int *ids, size_t n, double train_frac,
                      Split *train, Split *val);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bigram.h"
 #include "dataset.h"
@@ -210,6 +211,16 @@ int main(int argc, char **argv) {
         die("%s", err.msg);
 
     double t0 = time_now();
+    // The memory (mem.h), checked twice: the corpus's before it is read,
+    // from the file's size; then, with its vocabulary known, the rest.
+    MemPlan plan;
+    mem_plan_begin(&plan);
+    plan.runtime = 0;   // no matrix products, no threads
+    struct stat st;
+    if (stat(data, &st) == 0 && S_ISREG(st.st_mode))
+        mem_plan_keep(&plan, corpus_floats((size_t)st.st_size));
+    if (mem_plan_check(&plan, "give a smaller --data file", &err) != 0)
+        error_exit(2, err.msg);
     Corpus c;
     if (corpus_load(&c, data, &err) != 0) die("%s", err.msg);
     if (c.train.n < (size_t)block + 1 || c.val.n < 2)
@@ -217,14 +228,19 @@ int main(int argc, char **argv) {
                    "tokens, its val split %zu (need %d and 2)", data, block,
                    c.train.n, c.val.n, block + 1);
     // The bigram baseline counts every pair of characters: V x V numbers,
-    // which a text of many distinct characters cannot afford.
-    size_t V = (size_t)c.vocab.size;
-    char what[96];
-    snprintf(what, sizeof what, "the bigram counts of its %zu distinct "
-             "characters", V);
-    if (mem_check(V * V * sizeof(long) / sizeof(float), what, "give a "
-                  "text with fewer distinct characters", &err) != 0)
-        die("%s: %s", data, err.msg);
+    // which a text of many distinct characters cannot afford. One at a
+    // time: the batch, the vocabulary's ids, the text's round trip (its
+    // ids, their list, the text again), the counts.
+    size_t V = (size_t)c.vocab.size, chars = strlen(text) + 64;
+    mem_plan_begin(&plan);
+    plan.runtime = 0;
+    mem_plan_phase(&plan, mem_floats(2 * (size_t)batch * block * sizeof(int)));
+    mem_plan_phase(&plan, mem_floats(V * sizeof(int) + 22 * chars));
+    mem_plan_phase(&plan, mem_floats((V + V * V) * sizeof(long)));
+    char hint[96];
+    snprintf(hint, sizeof hint, "--data has %zu distinct characters", V);
+    if (mem_plan_check(&plan, hint, &err) != 0)
+        error_exit(2, err.msg);
     if (!is_default) {   // a bad --text fails before any output
         size_t n;
         int *ids = vocab_encode_utf8(&c.vocab, text, strlen(text), &n, &err);

@@ -7,6 +7,7 @@
 #include "utf8.h"
 
 #define N_CODE_POINTS 0x110000   // U+0000 .. U+10FFFF
+_Static_assert(VOCAB_SEEN_BYTES == N_CODE_POINTS / 8, "vocab.h's size");
 
 //> vocab-build
 int vocab_build(Vocab *v, const uint32_t *text, size_t n, Error *err) {

@@ -14,6 +14,9 @@ typedef struct {
     int size;          // V
 } Vocab;
 
+// The bytes of vocab_build's table of the code points seen, a bit each.
+enum { VOCAB_SEEN_BYTES = 0x110000 / 8 };
+
 // Builds the vocabulary of text (n code points). -1 if the text is empty
 // or holds a value above U+10FFFF.
 int vocab_build(Vocab *v, const uint32_t *text, size_t n, Error *err);

@@ -61,6 +61,13 @@ static void layer_init(Layer *l, int B, int T, int C, int NH, bool bias,
     rng_normal_fill(rng, l->x, btc, 0.0f, 1.0f);
 }
 
+// The floats layer_init allocates.
+static size_t layer_floats(int B, int T, int C, int NH, bool bias) {
+    size_t btc = (size_t)B * T * C;
+    return mha_cache_floats(B, T, C, NH, false) + 2 * btc
+           + (size_t)4 * C * C + (bias ? (size_t)4 * C : 0);
+}
+
 static void layer_free(Layer *l) {
     free(l->x);
     free(l->out);
@@ -319,6 +326,9 @@ static void show_gradcheck(uint64_t seed) {
 
 // --- 4. the cost: quadratic in T ---------------------------------------------
 
+// The timings' layer: B sequences of T tokens, C channels, NH heads.
+enum { TIME_B = 4, TIME_C = 128, TIME_NH = 4 };
+
 static void run_layer(void *l) { layer_forward(l, NULL, true); }
 
 // The attention core alone, on the heads the layer's cache already holds.
@@ -330,7 +340,7 @@ static void run_core(void *p) {
 }
 
 static void show_timing(int max_T, uint64_t seed) {
-    enum { B = 4, C = 128, NH = 4 };
+    enum { B = TIME_B, C = TIME_C, NH = TIME_NH };
     // one thread: a ratio then measures the work, not how well a small
     // problem spreads over the cores (see common/threads.h)
     ThreadCounts prev = threads_set(1);
@@ -366,7 +376,7 @@ static void show_timing(int max_T, uint64_t seed) {
 // CPU time of 5 runs each (common/timer.h), for the book's figure:
 // timings measured on the machine that runs it, not the same twice.
 static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
-    enum { B = 4, C = 128, NH = 4, POINTS = 16, REPS = 5 };
+    enum { B = TIME_B, C = TIME_C, NH = TIME_NH, POINTS = 16, REPS = 5 };
     ThreadCounts prev = threads_set(1);      // as show_timing
     Error err;
     FILE *f = plot_csv_open(dir, "timing.csv", "T,layer_ms,core_ms", &err);
@@ -385,6 +395,26 @@ static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
     if (plot_csv_close(f, dir, "timing.csv", &err) != 0) die("%s", err.msg);
     threads_restore(prev);
     printf("plot data   %s/timing.csv\n", dir);
+}
+
+// The memory of the whole run (mem.h), before any of it is allocated:
+// one at a time, the example's layer (with its causal weights kept for
+// the CSV), the saturation's scores and the timing's largest layer.
+// Refused with one line (exit 2).
+static void check_memory(int T, int C, int NH, int max_T, bool plot) {
+    MemPlan p;
+    mem_plan_begin(&p);
+    mem_plan_phase(&p, layer_floats(1, T, C, NH, false)
+                       + (plot ? (size_t)T * T : 0) + T);
+    int dk = plot ? 512 : 128;
+    mem_plan_phase(&p, (size_t)(ROWS + KEYS) * dk + ROWS * KEYS);
+    int top = 64;                // show_timing's largest T
+    while (top * 2 <= max_T) top *= 2;
+    mem_plan_phase(&p, layer_floats(TIME_B, plot ? max_T : top, TIME_C,
+                                    TIME_NH, false));
+    Error err;
+    if (mem_plan_check(&p, "lower --max-T", &err) != 0)
+        error_exit(2, err.msg);
 }
 
 // The characters of text, its line ends read as a file's (utf8.h),
@@ -455,6 +485,7 @@ int main(int argc, char **argv) {
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
         die("%s", err.msg);
 
+    check_memory(T, C, NH, max_T, *plot_dir != 0);
     double t0 = time_now();
     printf("== Chapter 2: attention ==\n");
     show_example(cps, T, C, NH, pad, seed, plot_dir);

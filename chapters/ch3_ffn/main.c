@@ -60,6 +60,13 @@ static void layer_init(Layer *l, int B, int T, int C, int F, Rng *rng) {
     l->b_proj = randn(rng, (size_t)C, 0.1f);
 }
 
+// The floats layer_init allocates.
+static size_t layer_floats(int B, int T, int C, int F) {
+    size_t btc = (size_t)B * T * C;
+    return ffn_cache_floats(B, T, C, F) + 3 * btc + 2 * (size_t)F * C + F
+           + C;
+}
+
 static void layer_free(Layer *l) {
     free(l->x);
     free(l->out);
@@ -341,6 +348,14 @@ static void bench_init(Bench *b, int B, int T, int C, int NH, int F,
         die("%s", err.msg);
 }
 
+// The floats bench_init allocates.
+static size_t bench_floats(int B, int T, int C, int NH, int F) {
+    size_t btc = (size_t)B * T * C, cc = (size_t)C * C, fc = (size_t)F * C;
+    return 4 * btc + 8 * cc + 4 * fc + mha_cache_floats(B, T, C, NH, false)
+           + mha_scratch_floats(B, T, C, NH) + ffn_cache_floats(B, T, C, F)
+           + ffn_scratch_floats(B, T, C, F);
+}
+
 static void bench_free(Bench *b) {
     float *bufs[] = {b->x, b->out, b->dout, b->dx, b->wa, b->wp, b->dwa,
                      b->dwp, b->wf, b->wo, b->dwf, b->dwo};
@@ -377,8 +392,12 @@ static void run_gelu(void *p) {
     gelu_backward(b->fs.dh, b->fs.da, b->fc.h, GELU_EXACT, n);
 }
 
+// The timings' sizes: B sequences of T tokens, C channels, NH heads, F
+// hidden units.
+enum { TIME_B = 4, TIME_C = 128, TIME_NH = 4, TIME_F = 4 * TIME_C };
+
 static void show_timing(int max_T, uint64_t seed) {
-    enum { B = 4, C = 128, NH = 4, F = 4 * C };
+    enum { B = TIME_B, C = TIME_C, NH = TIME_NH, F = TIME_F };
     // one thread: a ratio then measures the work, not how well a small
     // problem spreads over the cores (see common/threads.h)
     ThreadCounts prev = threads_set(1);
@@ -420,7 +439,8 @@ static void show_timing(int max_T, uint64_t seed) {
 // (common/timer.h), with the FLOP ratio 4C / (2C + T), for the book's
 // figure: timings measured on the machine that runs it, not the same twice.
 static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
-    enum { B = 4, C = 128, NH = 4, F = 4 * C, POINTS = 16, REPS = 5 };
+    enum { B = TIME_B, C = TIME_C, NH = TIME_NH, F = TIME_F, POINTS = 16,
+           REPS = 5 };
     ThreadCounts prev = threads_set(1);      // as show_timing
     Error err;
     FILE *f = plot_csv_open(dir, "timing.csv", "T,attention_ms,ffn_ms,"
@@ -441,6 +461,22 @@ static void write_timing_csv(int max_T, uint64_t seed, const char *dir) {
     if (plot_csv_close(f, dir, "timing.csv", &err) != 0) die("%s", err.msg);
     threads_restore(prev);
     printf("plot data   %s/timing.csv\n", dir);
+}
+
+// The memory of the whole run (mem.h), before any of it is allocated:
+// one at a time, the example's layer (B = 2) and the timing's largest
+// pair of layers. Refused with one line (exit 2).
+static void check_memory(int T, int C, int F, int max_T, bool plot) {
+    MemPlan p;
+    mem_plan_begin(&p);
+    mem_plan_phase(&p, layer_floats(2, T, C, F));
+    int top = 64;                // show_timing's largest T
+    while (top * 2 <= max_T) top *= 2;
+    mem_plan_phase(&p, bench_floats(TIME_B, plot ? max_T : top, TIME_C,
+                                    TIME_NH, TIME_F));
+    Error err;
+    if (mem_plan_check(&p, "lower --channels --ff --max-T", &err) != 0)
+        error_exit(2, err.msg);
 }
 
 int main(int argc, char **argv) {
@@ -493,6 +529,7 @@ int main(int argc, char **argv) {
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
         die("%s", err.msg);
 
+    check_memory(T, C, F, max_T, *plot_dir != 0);
     double t0 = time_now();
     printf("== Chapter 3: the feed-forward network ==\n");
     show_example(T, C, F, act, p, seed);

@@ -160,6 +160,17 @@ static void stack_init(Stack *s, int L, bool post, Init init, int B,
     for (int i = 0; i < C; i++) s->lnf_w[i] = 1.0f;
 }
 
+// The floats' worth stack_init allocates.
+static size_t stack_floats(int L, int B, int T, int C, int NH) {
+    Stack s;
+    int F = 4 * C;
+    size_t btc = (size_t)B * T * C, n = L;
+    return 2 * n * block_param_count(C, F, true)
+           + mem_floats(n * (2 * sizeof *s.w + sizeof *s.cache))
+           + n * block_cache_floats(B, T, C, NH, F, false, false)
+           + block_scratch_floats(B, T, C, NH, F) + (n + 4) * btc + 2 * C;
+}
+
 static void stack_free(Stack *s) {
     for (int l = 0; l < s->L; l++) block_cache_free(&s->cache[l]);
     block_scratch_free(&s->scratch);
@@ -232,9 +243,12 @@ static void write_depth_rows(FILE *f, const Stack *s, Init init,
 
 // The table of one initialisation; with plot not NULL, also the rows of
 // write_depth_rows for the first stack of plot_L blocks.
+// The depth experiment's batch: B sequences of T tokens.
+enum { DEPTH_B = 4, DEPTH_T = 16 };
+
 static void show_depths(const int *depths, int n_depths, int C, int NH,
                         Init init, uint64_t seed, FILE *plot, int plot_L) {
-    enum { B = 4, T = 16 };
+    enum { B = DEPTH_B, T = DEPTH_T };
     size_t btc = (size_t)B * T * C;
     Rng rng;
     rng_seed(&rng, seed + 1);
@@ -333,6 +347,15 @@ int main(int argc, char **argv) {
     int plot_L = 0;                          // the deepest stack
     for (int k = 0; k < n_depths; k++)
         if (depths[k] > plot_L) plot_L = depths[k];
+    // The memory (mem.h), before any of it is allocated: the deepest
+    // stack, its input and the loss's weights. Refused with one line.
+    MemPlan mp;
+    mem_plan_begin(&mp);
+    mem_plan_phase(&mp, stack_floats(plot_L, DEPTH_B, DEPTH_T, C, NH)
+                        + 2 * (size_t)DEPTH_B * DEPTH_T * C
+                        + mem_floats((size_t)plot_L * sizeof(double)));
+    if (mem_plan_check(&mp, "lower --channels --depths", &err) != 0)
+        error_exit(2, err.msg);
     FILE *plot = NULL;
     if (*plot_dir) {
         plot = plot_csv_open(plot_dir, "depth.csv", "init,norm,block,"

@@ -82,9 +82,30 @@ static void decoder_free(Decoder *d) {
     memset(d, 0, sizeof *d);
 }
 
+// The decoder's own views: one position's stream and the logits.
+static int decoder_slots(Slot t[6], Decoder *d, const GptConfig *c) {
+    size_t C = (size_t)c->n_embd;
+    const Slot all[6] = {{&d->x, C},    {&d->y, C},    {&d->h, C},
+                         {&d->mean, 1}, {&d->rstd, 1},
+                         {&d->logits, (size_t)c->vocab_size}};
+    memcpy(t, all, sizeof all);
+    return 6;
+}
+
+size_t generate_floats(const GptConfig *c) {
+    Decoder d;
+    Slot t[6];
+    size_t L = (size_t)c->n_layer;
+    return layout_floats(t, decoder_slots(t, &d, c))
+           + mem_floats(L * sizeof *d.layers)
+           + L * block_step_floats(1, c->block_size, c->n_embd, c->n_head,
+                                   c->n_ffn)
+           + gpt_acts_floats(c, 1, c->block_size)
+           + sampler_floats(c->vocab_size);
+}
+
 static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
     const GptConfig *c = &m->cfg;
-    size_t C = (size_t)c->n_embd;
     memset(d, 0, sizeof *d);
     d->m = m;
     d->layers = xcalloc((size_t)c->n_layer, sizeof *d->layers);
@@ -94,10 +115,8 @@ static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
             decoder_free(d);
             return -1;
         }
-    Slot t[] = {{&d->x, C},    {&d->y, C},    {&d->h, C},
-                {&d->mean, 1}, {&d->rstd, 1}, {&d->logits,
-                                               (size_t)c->vocab_size}};
-    d->mem = layout_alloc(t, SLOTS(t));
+    Slot t[6];
+    d->mem = layout_alloc(t, decoder_slots(t, d, c));
     if (gpt_acts_alloc(&d->acts, c, 1, c->block_size, err) != 0) {
         decoder_free(d);
         return -1;

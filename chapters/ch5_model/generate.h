@@ -57,6 +57,11 @@ int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
              GenStats *stats, Error *err);
 //< generate-api
 
+// The floats' worth that generate allocates for a model of config c
+// (its KV cache, the stack's activations for a window, the sampler),
+// besides out.
+size_t generate_floats(const GptConfig *c);
+
 //> logits-source
 // Where the loop's logits come from. generate() hands the loop below this
 // CPU model and its KV cache; chapter 8 hands it the GPU's model. The

@@ -142,6 +142,18 @@ void gpt_backward(Gpt *m, GptActs *a, const int *idx, const int *targets) {
 
 // ---- scoring a text --------------------------------------------------------
 
+// The windows gpt_score runs at once: 16, or fewer in a short text.
+static int score_batch(size_t n, int T) {
+    size_t windows = n > (size_t)T ? (n - 1) / T : 1;
+    return windows < 16 ? (int)windows : 16;
+}
+
+size_t gpt_score_floats(const GptConfig *cfg, size_t n) {
+    int B = score_batch(n, cfg->block_size), T = cfg->block_size;
+    return gpt_acts_floats(cfg, B, T) + mem_floats((size_t)B * T
+                                                   * sizeof(int));
+}
+
 //> score
 // The mean next-character loss over the text's non-overlapping windows:
 // x = ids[i .. i+T-1], y = ids[i+1 .. i+T] for i = 0, T, 2T, ... while
@@ -153,9 +165,8 @@ int gpt_score(const Gpt *m, const int *ids, size_t n, double *loss,
         return error_set(err, "scoring: the text has %zu characters; "
                          "scoring needs at least block_size + 1 = %d", n,
                          T + 1);
+    int B = score_batch(n, T);
     size_t windows = (n - 1) / T;
-    enum { BATCH = 16 };
-    int B = windows < BATCH ? (int)windows : BATCH;
     GptActs a;
     if (gpt_acts_alloc(&a, &m->cfg, B, T, err) != 0) return -1;
     int *y = xmalloc((size_t)B * T * sizeof *y);
@@ -315,6 +326,19 @@ static void list_tensors(Gpt *m) {
         add_tensor(m, "transformer.ln_f.bias", m->w.ln_f_b, 1, C, 0);
 }
 
+size_t gpt_max_tensors(int L) {
+    return 4 + (size_t)BLOCK_MAX_TENSORS * (size_t)L;
+}
+
+size_t gpt_model_floats(const GptConfig *cfg) {
+    Gpt m;
+    size_t L = (size_t)cfg->n_layer, n = gpt_param_count(cfg);
+    if (cfg->positional == POS_SINUSOIDAL)
+        n += (size_t)cfg->block_size * cfg->n_embd;
+    return n + mem_floats(gpt_max_tensors(cfg->n_layer) * sizeof *m.tensors
+                          + 2 * L * sizeof *m.w.h);
+}
+
 int gpt_create(Gpt *m, const GptConfig *cfg, Error *err) {
     memset(m, 0, sizeof *m);
     if (gpt_config_check(cfg, err) != 0) return -1;
@@ -327,7 +351,7 @@ int gpt_create(Gpt *m, const GptConfig *cfg, Error *err) {
     if ((size_t)(end - m->params) != m->num_params)
         die("gpt_create: the layout (%zu) and the count (%zu) disagree",
             (size_t)(end - m->params), m->num_params);
-    m->tensors = xcalloc(4 + 12 * (size_t)cfg->n_layer, sizeof *m->tensors);
+    m->tensors = xcalloc(gpt_max_tensors(cfg->n_layer), sizeof *m->tensors);
     list_tensors(m);
     if (cfg->positional == POS_SINUSOIDAL) {
         m->pos_table = alloc_floats((size_t)cfg->block_size * cfg->n_embd);
@@ -415,6 +439,7 @@ size_t gpt_acts_floats(const GptConfig *c, int B, int T) {
     n += block_cache_floats(B, T, C, NH, F, false, false);    // layer 0
     n += (size_t)(c->n_layer > 1 ? c->n_layer - 1 : 0)
          * block_cache_floats(B, T, C, NH, F, true, shares_masks(c));
+    n += mem_floats((size_t)c->n_layer * sizeof *a.blocks);
     return n + block_scratch_floats(B, T, C, NH, F);
 }
 
@@ -427,13 +452,17 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
                          "tokens (block_size %d)", B, T, cfg->block_size);
     int C = cfg->n_embd, L = cfg->n_layer, NH = cfg->n_head, F = cfg->n_ffn;
     a->blocks = xcalloc((size_t)L, sizeof *a->blocks);
-    for (int l = 0; l < L; l++)
+    for (int l = 0; l < L; l++) {
         if (block_cache_alloc(&a->blocks[l], B, T, C, NH, F, err) != 0) {
             gpt_acts_free(a, cfg);
             return -1;
         }
-    for (int l = 1; l < L; l++)
-        block_cache_share(&a->blocks[l], &a->blocks[0], shares_masks(cfg));
+        // at once: what it gives up is then never held for more than one
+        // layer (gpt_acts_floats counts the shared caches)
+        if (l > 0)
+            block_cache_share(&a->blocks[l], &a->blocks[0],
+                              shares_masks(cfg));
+    }
     if (block_scratch_alloc(&a->scratch, B, T, C, NH, F, err) != 0) {
         gpt_acts_free(a, cfg);
         return -1;

@@ -118,6 +118,14 @@ void gpt_init(Gpt *m, Rng *rng);
 // num_params of a created model.
 size_t gpt_param_count(const GptConfig *cfg);
 
+// The length of the tensor list of a model of L layers, at most: every
+// block has at most BLOCK_MAX_TENSORS, and wte, wpe and ln_f two more.
+size_t gpt_max_tensors(int L);
+
+// The floats' worth that gpt_create allocates for cfg: the parameters,
+// the sinusoidal table, the tensor list and the blocks' views.
+size_t gpt_model_floats(const GptConfig *cfg);
+
 // The forward pass's memory for B sequences of up to T tokens: the
 // residual stream after each layer, every block's cache, ln_f, logits and
 // the cross-entropy's rows. One GptActs per (B, T) shape in use; the
@@ -149,6 +157,9 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
 // tables, without allocating: what a memory report shows and what a
 // program checks before it allocates.
 size_t gpt_acts_floats(const GptConfig *cfg, int B, int T);
+
+// The floats' worth that gpt_score allocates for a text of n ids.
+size_t gpt_score_floats(const GptConfig *cfg, size_t n);
 void gpt_acts_free(GptActs *a, const GptConfig *cfg);
 
 //> gpt-api

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "dataset.h"
@@ -203,6 +205,68 @@ static void write_generation(const Gpt *m, const int *prompt, int n_prompt,
     free(out);
 }
 
+// ---- memory ----------------------------------------------------------------
+
+// A --prompt the vocabulary cannot encode is a usage error, said before
+// the report begins (and before the model is made).
+static void check_prompt(const Vocab *v, const char *prompt, bool given) {
+    Error err;
+    size_t n;
+    int *ids = given ? vocab_encode_utf8(v, prompt, strlen(prompt), &n, &err)
+                     : NULL;
+    if (given && !ids) flags_fail("--prompt: %s", err.msg);
+    free(ids);
+}
+
+// What the run asks of the model, for its memory plan.
+typedef struct {
+    size_t loss_chars;    // the untrained model's loss on so many (0: none)
+    size_t score_bytes;   // the text to score (0: none)
+    size_t room;          // prompt and generated ids (0: no generation)
+    int plot_tokens;      // generation.csv's tokens (0: none)
+    bool positional_csv;  // positional.csv
+} Work;
+
+// The run's memory at its peak (mem.h), checked before the model is made
+// (made false) or once it is loaded: the model, kept to the end, then one
+// at a time the untrained loss's batch, the scoring, the generation (run
+// once, twice or more: one at a time), the position table. Refused with
+// one line; print: the report's line on it, after the title.
+static void check_memory(const GptConfig *c, bool made, const Work *w,
+                         bool print) {
+    MemPlan p;
+    mem_plan_begin(&p);
+    size_t model = gpt_model_floats(c), loss = 0, score = 0, gen = 0;
+    if (!made) mem_plan_keep(&p, model);
+    if (w->loss_chars) loss = gpt_score_floats(c, w->loss_chars);
+    size_t n = w->score_bytes;   // characters: at most its bytes
+    if (n > (size_t)c->block_size) score = gpt_score_floats(c, n);
+    else if (n >= 2) score = gpt_acts_floats(c, 1, (int)n - 1);
+    if (n) score += mem_floats(6 * n);   // the text, as code points, ids
+    if (w->room)
+        gen = generate_floats(c) + mem_floats(2 * w->room * sizeof(int)
+                                              + 2 * sizeof(double)
+                                              * w->plot_tokens);
+    mem_plan_phase(&p, loss);
+    mem_plan_phase(&p, score);
+    mem_plan_phase(&p, gen);
+    if (w->positional_csv)
+        mem_plan_phase(&p, (size_t)c->block_size * c->n_embd);
+    Error err;
+    if (mem_plan_check(&p, made ? "the checkpoint's model is too large here"
+                       : "lower --layers --embd --block", &err) != 0)
+        error_exit(2, err.msg);
+    if (!print) return;
+    printf("== Chapter 5: the whole GPT ==\n");
+    const double mib = sizeof(float) / 1048576.0;
+    report_line("memory", "estimated %.0f MiB at the peak: this process "
+                "%.1f, the model %.1f, then one at a time the loss's batch "
+                "%.1f and generation %.1f (MiB)", mem_plan_mib(&p),
+                p.resident / 1048576.0, model * mib,
+                (loss > score ? loss : score) * mib, gen * mib);
+    fflush(stdout);   // seen before the allocation, even in a log
+}
+
 // ---- main ------------------------------------------------------------------
 
 int main(int argc, char **argv) {
@@ -286,6 +350,16 @@ int main(int argc, char **argv) {
     else if (strcmp(window, "slide") != 0)
         flags_fail("--window must be slide or exact, got '%s'", window);
     Error err;
+    Work work = {.room = scoring ? 0 : strlen(prompt) + (size_t)tokens,
+                 .score_bytes = strlen(score),
+                 .positional_csv = *plot_dir != 0};
+    if (*score_file) {
+        struct stat st;
+        if (stat(score_file, &st) == 0) work.score_bytes = (size_t)st.st_size;
+    }
+    bool report = !scoring && !sample_only;
+    if (report && *plot_dir && !no_cache && tokens <= 1000)
+        work.plot_tokens = tokens;
     // a folder that cannot take the CSV file fails before any work, and
     // so does a --save that cannot be written
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)
@@ -307,6 +381,8 @@ int main(int argc, char **argv) {
     if (*checkpoint) {
         if (checkpoint_load(checkpoint, &m, &vocab, &err) != 0)
             die("%s", err.msg);
+        check_prompt(&vocab, prompt, flags_given(&prompt) && !scoring);
+        check_memory(&m.cfg, true, &work, report);
         snprintf(label, sizeof label, "loaded from %s", checkpoint);
         source = label;
     } else {
@@ -324,16 +400,16 @@ int main(int argc, char **argv) {
             flags_fail("--positional must be learned or sinusoidal, got "
                        "'%s'", positional);
         if (gpt_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
-        if (mem_check(gpt_param_count(&cfg), "the model", "use a smaller "
-                      "--layers, --embd or --block", &err) != 0)
-            flags_fail("%s", err.msg);
+        // the untrained model's loss on the start of the corpus
+        size_t n = 16 * (size_t)block + 1;
+        if (report && corpus.n >= n) work.loss_chars = n;
+        check_prompt(&vocab, prompt, flags_given(&prompt) && !scoring);
+        check_memory(&cfg, false, &work, report);
         if (gpt_create(&m, &cfg, &err) != 0) flags_fail("%s", err.msg);
         Rng rng;
         rng_seed(&rng, seed);
         gpt_init(&m, &rng);
-        // the untrained model's loss on the start of the corpus
-        size_t n = 16 * (size_t)block + 1;
-        if (!scoring && !sample_only && corpus.n >= n
+        if (work.loss_chars
             && gpt_score(&m, corpus.ids, n, &untrained_loss, &err) != 0)
             die("%s", err.msg);
         corpus_free(&corpus);
@@ -378,7 +454,6 @@ int main(int argc, char **argv) {
         int *ids = vocab_encode_utf8(&vocab, text, bytes, &n_prompt, &err);
         if (!ids) flags_fail("--prompt: %s", err.msg);
         if (!sample_only) {
-            printf("== Chapter 5: the whole GPT ==\n");
             show_config(&m.cfg, source);
             FILE *csv = NULL;
             if (*plot_dir) {

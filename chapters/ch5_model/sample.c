@@ -25,6 +25,11 @@ void sampler_init(Sampler *s, int V) {
     s->sorted = xcalloc((size_t)V, sizeof *s->sorted);
 }
 
+size_t sampler_floats(int V) {
+    Sampler s;
+    return (size_t)V + mem_floats((size_t)V * sizeof *s.sorted);
+}
+
 void sampler_free(Sampler *s) {
     free(s->probs);
     free(s->sorted);

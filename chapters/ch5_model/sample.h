@@ -10,6 +10,8 @@
 #ifndef CH5_SAMPLE_H
 #define CH5_SAMPLE_H
 
+#include <stddef.h>
+
 #include "error.h"
 #include "rng.h"
 
@@ -31,6 +33,8 @@ typedef struct {
 } Sampler;
 
 void sampler_init(Sampler *s, int V);
+// The floats' worth that sampler_init allocates.
+size_t sampler_floats(int V);
 void sampler_free(Sampler *s);
 
 //> sample-api

@@ -123,9 +123,14 @@ TrainModel gpt_train_model(GptTrain *g) {
                         .save = save};
 }
 
-size_t gpt_train_floats(const GptConfig *cfg, int B) {
-    return 4 * gpt_param_count(cfg)
-           + gpt_acts_floats(cfg, B, cfg->block_size);
+size_t gpt_train_floats(const GptConfig *cfg, int B, int parts) {
+    GptTrain g;
+    size_t bt = (size_t)B * cfg->block_size;
+    size_t batch = 2 * bt * (parts > 1 ? 1 + (size_t)parts : 1);
+    size_t tensors = gpt_max_tensors(cfg->n_layer);
+    return gpt_model_floats(cfg) + 3 * gpt_param_count(cfg)
+           + gpt_acts_floats(cfg, B, cfg->block_size)
+           + mem_floats(batch * sizeof *g.x + tensors * sizeof *g.tensors);
 }
 
 // ---- resuming --------------------------------------------------------------

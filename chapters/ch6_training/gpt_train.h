@@ -49,11 +49,12 @@ TrainTensor *train_tensors(const GptTensor *t, int n);
 // Sets the current batch: x, y (B, T) each.
 void gpt_train_set_batch(GptTrain *g, const int *x, const int *y);
 
-// The floats a run of cfg with batch B allocates: parameters, gradients,
-// AdamW's two moments (num_params each) and the activations
-// (gpt_acts_floats); the memory report and the check before allocating
-// both use it.
-size_t gpt_train_floats(const GptConfig *cfg, int B);
+// The floats' worth a run of cfg with batch B allocates and keeps:
+// the model (gpt_model_floats), gradients and AdamW's two moments
+// (num_params each), the activations (gpt_acts_floats), the batch, and
+// with parts > 1 (gpt_train_split) the whole batch too; the memory
+// report and the check before allocating both use it.
+size_t gpt_train_floats(const GptConfig *cfg, int B, int parts);
 
 // Loads a run that trainer_save wrote in dir: the model and its
 // vocabulary into g, the training config and state into t. Neither may

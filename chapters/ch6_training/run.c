@@ -267,23 +267,93 @@ typedef struct {
     GptTrain gpt;         // the model, its activations and batch (with a
                           // backend: the host copy)
     Trainer trainer;      // the optimiser's state, the generators
+    MemPlan mem;          // a new run's memory (check_memory)
 } Run;
 
-static void start_run(Run *r, const Options *o) {
-    GptConfig mc = {.vocab_size = r->corpus.vocab.size,
-                    .block_size = o->block, .n_layer = o->layers,
-                    .n_head = o->heads, .n_embd = o->embd,
-                    .n_ffn = gpt_ffn_width(o->embd), .dropout = o->dropout,
-                    .bias = o->bias != 0, .positional = POS_LEARNED};
+static void print_title(const TrainBackend *be);
+
+// Every batch and evaluation reads windows of block + 1 tokens: a corpus
+// whose splits are shorter is a usage error.
+static void check_corpus(const Run *r, const Options *o, int block) {
+    if (r->corpus.train.n < (size_t)block + 1
+        || r->corpus.val.n < (size_t)block + 1)
+        flags_fail("%s is too short for --block %d: its train split has %zu "
+                   "tokens, its val split %zu (need %d each)", o->data, block,
+                   r->corpus.train.n, r->corpus.val.n, block + 1);
+}
+
+//> memory-plan
+// The run's memory at its peak (mem.h), before anything of its size is
+// allocated: the model, its gradients, AdamW's moments, the activations
+// and the batch, kept to the end, and a sample's generation (the KV
+// cache, a window's activations; a backend's samples need only the
+// logits here) now and then. A run that does not fit is refused at
+// once. (The step times, 8 bytes a step, grow with the steps actually
+// run: not counted.)
+static size_t sample_floats(const Run *r, const Options *o,
+                            const GptConfig *c) {
+    return (r->be && r->be->generate ? (size_t)c->vocab_size
+                                     : generate_floats(c))
+           + mem_floats(((size_t)o->sample_chars + 1) * sizeof(int));
+}
+
+static void check_memory(Run *r, const Options *o, const GptConfig *c,
+                         int B) {
+    MemPlan *p = &r->mem;
+    mem_plan_begin(p);
+    mem_plan_keep(p, gpt_train_floats(c, B, dist_size()));
+    mem_plan_phase(p, sample_floats(r, o, c));
+    Error err;
+    bool check = !(r->be && r->be->skip_host_memory_check);
+    if (check && mem_plan_check(p, "lower --batch --block --embd --layers",
+                                &err) != 0)
+        error_exit(2, err.msg);
+}
+
+// The report's line on it, which a run prints before it allocates.
+static void report_memory(const Run *r, const Options *o, const GptConfig *c,
+                          int B) {
+    double mib = sizeof(float) / 1048576.0;
+    size_t acts = gpt_acts_floats(c, B, c->block_size);
+    size_t train = gpt_train_floats(c, B, dist_size());
+    report_line("memory", "estimated %.0f MiB at the peak: this process "
+                "%.1f, activations %.1f (%d x %d), weights with gradients "
+                "and AdamW's moments %.1f, a sample %.1f (MiB)",
+                mem_plan_mib(&r->mem), r->mem.resident / 1048576.0,
+                acts * mib, B, c->block_size, (train - acts) * mib,
+                sample_floats(r, o, c) * mib);
+    fflush(stdout);   // seen before the allocation, even in a log
+}
+//< memory-plan
+
+// A new run's model, from the flags.
+static GptConfig new_config(const Run *r, const Options *o) {
+    return (GptConfig){.vocab_size = r->corpus.vocab.size,
+                       .block_size = o->block, .n_layer = o->layers,
+                       .n_head = o->heads, .n_embd = o->embd,
+                       .n_ffn = gpt_ffn_width(o->embd),
+                       .dropout = o->dropout, .bias = o->bias != 0,
+                       .positional = POS_LEARNED};
+}
+
+// A new run, checked before anything of its size is allocated: its
+// model, the corpus against its block, its memory.
+static void plan_run(Run *r, const Options *o) {
+    GptConfig mc = new_config(r, o);
     Error err;
     if (gpt_config_check(&mc, &err) != 0) flags_fail("%s", err.msg);
-    // before the model is allocated: a size that does not fit is refused
-    bool check = !(r->be && r->be->skip_host_memory_check);
+    check_corpus(r, o, o->block);
+    check_memory(r, o, &mc, o->t.batch / dist_size());
+}
+
+// Then made, once no usage error can come: its first lines are printed
+// before it allocates, which for a large run takes a while.
+static void start_run(Run *r, const Options *o) {
+    GptConfig mc = new_config(r, o);
+    Error err;
     int B = o->t.batch / dist_size();   // this process's part of a batch
-    if (check && mem_check(gpt_train_floats(&mc, B), "training",
-                           "use a smaller --batch, --block or model",
-                           &err) != 0)
-        die("%s", err.msg);
+    print_title(r->be);
+    report_memory(r, o, &mc, B);
     Gpt m;
     if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
     Rng init;
@@ -692,7 +762,7 @@ static void show_profile(const Run *r, int steps) {
                1e3 * (f + b) / steps, 100 * (f + b) / total);
     }
     const GptConfig *c = &r->gpt.model.cfg;
-    int B = r->trainer.cfg.batch;
+    int B = r->gpt.B;   // this process's part of a batch
     double mib = sizeof(float) / 1048576.0;
     double n = (double)r->gpt.model.num_params;
     double acts = (double)gpt_acts_floats(c, B, c->block_size);
@@ -762,21 +832,8 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
         flags_fail("%s", err.msg);
     if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
-    else start_run(&r, &o);
-    // every batch and evaluation reads windows of block_size + 1 tokens
-    int block = r.gpt.model.cfg.block_size;
-    if (r.corpus.train.n < (size_t)block + 1
-        || r.corpus.val.n < (size_t)block + 1)
-        flags_fail("%s is too short for --block %d: its train split has %zu "
-                   "tokens, its val split %zu (need %d each)", o.data, block,
-                   r.corpus.train.n, r.corpus.val.n, block + 1);
-    // Dropout: rank 0 draws its masks as one process would, every other
-    // rank from a stream of its own (the same masks on every part of a
-    // batch would tie the parts together).
-    if (dist_rank() > 0)
-        rng_seed(&r.trainer.drop_rng, r.trainer.cfg.seed + 1
-                 + 0x9E3779B97F4A7C15u * (uint64_t)dist_rank()
-                 + (uint64_t)r.trainer.step);
+    else plan_run(&r, &o);   // made below, after the output's checks
+    if (*o.resume) check_corpus(&r, &o, r.gpt.model.cfg.block_size);
     // rank 0 alone writes: the checkpoints and the log
     bool writer = dist_rank() == 0;
     if (writer && *o.out && checkpoint_dir_check(o.out, &err) != 0)
@@ -796,6 +853,14 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
         if (fflush(log) != 0)
             die("--log %s: cannot write it: %s", o.log, strerror(errno));
     }
+    if (!*o.resume) start_run(&r, &o);
+    // Dropout: rank 0 draws its masks as one process would, every other
+    // rank from a stream of its own (the same masks on every part of a
+    // batch would tie the parts together).
+    if (dist_rank() > 0)
+        rng_seed(&r.trainer.drop_rng, r.trainer.cfg.seed + 1
+                 + 0x9E3779B97F4A7C15u * (uint64_t)dist_rank()
+                 + (uint64_t)r.trainer.step);
     attach_backend(&r);
     print_title(be);
     print_run(&r, &o, threads);

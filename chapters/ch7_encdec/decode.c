@@ -73,6 +73,12 @@ static int drop_row(Seq2SeqState *st, int *tokens, int *who, int i, int *n,
     return seq2seq_state_drop(st, i, err);
 }
 
+size_t greedy_decode_floats(const Seq2SeqConfig *c, int B) {
+    // greedy_decode's limit, tokens, who (ints) and logits (B, V)
+    return mem_floats(3 * (size_t)B * sizeof(int))
+           + (size_t)B * c->tgt_vocab;
+}
+
 //> greedy
 int greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
                   int B, int S, const DecodeConfig *dc, int *out,
@@ -266,6 +272,19 @@ static int drop_source(Beams *s, Seq2SeqState *st, int *who, int j, int *n,
                s->hist + (size_t)q * s->max_out, (size_t)t * sizeof *s->hist);
     }
     return seq2seq_state_drop(st, j, err);
+}
+
+size_t beam_decode_floats(const Seq2SeqConfig *c, int B, int k,
+                          int max_out) {
+    // beam_decode's buffers below, in their order
+    Beams s;
+    size_t R = (size_t)B * k, b = (size_t)B;
+    return mem_floats(R * sizeof *s.logp + R * sizeof *s.alive
+                      + 2 * R * max_out * sizeof *s.hist
+                      + b * sizeof *s.best + 2 * (size_t)k * sizeof *s.top
+                      + 2 * R * sizeof *s.from
+                      + 2 * b * sizeof(int) + b * sizeof(bool))
+           + R * c->tgt_vocab;
 }
 
 int beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src, int B,

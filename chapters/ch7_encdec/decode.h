@@ -66,4 +66,10 @@ int beam_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src, int B,
                 int *len, bool *done, float *score, Error *err);
 //< beam-api
 
+// The floats' worth of work space each allocates while it runs (besides
+// the state), for a memory plan (mem.h).
+size_t greedy_decode_floats(const Seq2SeqConfig *c, int B);
+size_t beam_decode_floats(const Seq2SeqConfig *c, int B, int k,
+                          int max_out);
+
 #endif

@@ -430,6 +430,36 @@ static void show_examples(const Seq2Seq *m, const Task *task,
     free(score);
 }
 
+// The run's memory at its peak (mem.h), before anything of its size is
+// allocated: training (the model, its gradients, AdamW's moments, the
+// activations, the batch), the held-out set with its decoding state and
+// outputs, kept to the end; then one at a time the held-out greedy
+// decoding's work space, the beam search of the examples shown (its
+// state and work space) and the heatmap's forward pass. Refused with one
+// line (exit 2); returns the estimate in MiB.
+static double check_memory(const Seq2SeqConfig *c, const Options *o,
+                           const TrainConfig *tc, int S, int T) {
+    MemPlan p;
+    mem_plan_begin(&p);
+    size_t held = (size_t)o->held_out, row = S + 2 * (size_t)T;
+    mem_plan_keep(&p, seq2seq_train_floats(c, tc->batch, S, T)
+                      + seq2seq_state_floats(c, o->held_out, S, T, 1)
+                      + mem_floats(held * (row + T + 1) * sizeof(int)
+                                   + held * sizeof(bool)));
+    mem_plan_phase(&p, greedy_decode_floats(c, o->held_out));
+    if (o->show > 0)
+        mem_plan_phase(&p, seq2seq_state_floats(c, o->show, S, T, o->beam)
+                           + beam_decode_floats(c, o->show, o->beam, T)
+                           + mem_floats((size_t)o->show * (T + 3)
+                                        * sizeof(int)));
+    mem_plan_phase(&p, seq2seq_acts_floats(c, 1, S, T));
+    Error err;
+    if (mem_plan_check(&p, "lower --batch --embd --ffn --layers",
+                       &err) != 0)
+        error_exit(2, err.msg);
+    return mem_plan_mib(&p);
+}
+
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);
     bleu_mode(argc, argv);
@@ -468,17 +498,14 @@ int main(int argc, char **argv) {
     cfg.n_embd = o.embd, cfg.n_enc = cfg.n_dec = o.layers;
     cfg.n_head = o.heads, cfg.n_ffn = o.ffn, cfg.dropout = o.dropout;
     if (seq2seq_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
-    size_t floats = seq2seq_train_floats(&cfg, tc.batch, S, T)
-                    + seq2seq_state_floats(&cfg, o.held_out, S, T, 1);
-    if (mem_check(floats, "training", "lower --embd, --ffn, --layers, "
-                  "--batch or --max-len", &err) != 0)
-        flags_fail("%s", err.msg);
+    double mib = check_memory(&cfg, &o, &tc, S, T);
 
     printf("== Chapter 7: the encoder-decoder Transformer ==\n\n");
     printf("Task: %s strings of %d to %d letters from an alphabet of %d.\n\n",
            task_kind_name(task.kind), task.min_len, task.max_len,
            task.symbols);
     show_masks(&task, tc.seed);
+    fflush(stdout);   // seen before the allocation, even in a log
 
     Seq2Seq m;
     Rng r;
@@ -486,9 +513,9 @@ int main(int argc, char **argv) {
     if (seq2seq_create(&m, &cfg, &err) != 0) die("%s", err.msg);
     seq2seq_init(&m, &r);
     printf("Model: d_model %d, %d + %d layers, %d heads, FFN %d (ReLU), "
-           "tied embeddings:\n%zu parameters; %.1f MiB for training.\n\n",
-           cfg.n_embd, cfg.n_enc, cfg.n_dec, cfg.n_head, cfg.n_ffn,
-           m.num_params, floats * 4.0 / (1 << 20));
+           "tied embeddings:\n%zu parameters; memory estimated %.0f MiB at "
+           "the peak.\n\n", cfg.n_embd, cfg.n_enc, cfg.n_dec, cfg.n_head,
+           cfg.n_ffn, m.num_params, mib);
 
     Seq2SeqTrain g;
     Trainer tr;

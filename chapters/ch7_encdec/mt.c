@@ -445,7 +445,15 @@ static int translate_saved(const Options *o) {
     int *out, *out_off = xmalloc(((size_t)n + 1) * sizeof *out_off);
     // 64 sentences a batch greedy, 32 (128 rows) with a beam: the fastest
     // here (a 2-core Xeon); larger batches ran slower, not faster
-    int batch = dc.beam > 1 ? 32 : 64;
+    int batch = dc.beam > 1 ? 32 : 64, S = 1;
+    for (int k = 0; k < n; k++)
+        if (off[k + 1] - off[k] > S) S = off[k + 1] - off[k];
+    MemPlan p;   // the model is loaded: the translation's memory
+    mem_plan_begin(&p);
+    mem_plan_phase(&p, translate_batch_floats(&m.cfg, n, S, dc.beam, batch));
+    if (mem_plan_check(&p, "lower --beam, or fewer lines at once",
+                       &err) != 0)
+        error_exit(2, err.msg);
     if (translate_batch(&m, ids, off, n, &dc, batch, &out, out_off, &err)
         != 0)
         die("%s", err.msg);
@@ -547,6 +555,7 @@ typedef struct {
     Seq2SeqTrain g;           // the model, its activations and batch
     Trainer tr;               // the optimiser's state, the generators
     Json *saved;              // --resume: the run's translate.json
+    double mem_mib;           // the memory estimate (check_memory)
 } Run;
 
 static int longest(const PairCorpus *c) {
@@ -607,34 +616,54 @@ static void capacity(const Run *r, int *B, int *S, int *T) {
         }
 }
 
-// The floats that training cfg's model on r's batches takes, refused
-// (exit 2) when they do not fit, before anything that size is allocated.
-static size_t check_memory(const Run *r, const Seq2SeqConfig *cfg) {
+// What translating corpus c's sources (100 a batch, as translate_corpus
+// does) allocates with beam width beam.
+static size_t translate_floats(const Seq2SeqConfig *cfg, const PairCorpus *c,
+                               int beam) {
+    return translate_batch_floats(cfg, c->n, c->max_src, beam, 100);
+}
+
+// The run's memory at its peak (mem.h), refused (exit 2) when it does not
+// fit, before anything that size is allocated: training cfg's model on
+// r's batches (the model unless made, which is held already), kept to the
+// end, then one at a time the greedy translation of the val set and the
+// test set's with the beam. (The texts of the references and
+// translations, tens of KiB, are left out.) Sets r->mem_mib the first
+// time.
+static void check_memory(Run *r, const Seq2SeqConfig *cfg, int beam,
+                         bool made) {
     int B, S, T;
     capacity(r, &B, &S, &T);
+    MemPlan p;
+    mem_plan_begin(&p);
+    mem_plan_keep(&p, seq2seq_train_floats(cfg, B, S, T)
+                      - (made ? seq2seq_model_floats(cfg) : 0));
+    mem_plan_phase(&p, translate_floats(cfg, &r->val, 1));
+    mem_plan_phase(&p, translate_floats(cfg, &r->test, 1));
+    mem_plan_phase(&p, translate_floats(cfg, &r->test, beam));
     Error err;
-    size_t floats = seq2seq_train_floats(cfg, B, S, T);
-    if (mem_check(floats, "training", "lower --batch-tokens, --embd, --ffn "
-                  "or --layers", &err) != 0)
-        flags_fail("%s", err.msg);
-    return floats;
+    if (mem_plan_check(&p, "lower --batch-tokens --embd --layers",
+                       &err) != 0)
+        error_exit(2, err.msg);
+    if (r->mem_mib == 0) r->mem_mib = mem_plan_mib(&p);
+    fflush(stdout);   // what was said so far, before the allocation
 }
 
 // The model m (new or loaded) goes into r->g with activations for the
 // largest batch; checks the memory first.
-static void build_model(Run *r, Seq2Seq *m, float smoothing) {
+static void build_model(Run *r, Seq2Seq *m, const Options *o) {
     int B, S, T;
     capacity(r, &B, &S, &T);
     Error err;
-    size_t floats = check_memory(r, &m->cfg);
-    if (seq2seq_train_init(&r->g, m, B, S, T, smoothing, &err) != 0)
+    check_memory(r, &m->cfg, o->beam, true);
+    if (seq2seq_train_init(&r->g, m, B, S, T, o->smoothing, &err) != 0)
         die("%s", err.msg);
     r->g.vocab = r->vocab;
     const Seq2SeqConfig *c = &r->g.model.cfg;
     report_line("model", "d_model %d, %d + %d layers, %d heads, FFN %d, "
-                "tied embeddings: %zu parameters, %.0f MiB for training",
-                c->n_embd, c->n_enc, c->n_dec, c->n_head, c->n_ffn,
-                r->g.model.num_params, floats * 4.0 / (1 << 20));
+                "tied embeddings: %zu parameters; memory estimated %.0f MiB "
+                "at the peak", c->n_embd, c->n_enc, c->n_dec, c->n_head,
+                c->n_ffn, r->g.model.num_params, r->mem_mib);
 }
 
 static const char BANNER[] = "== Chapter 7: German to English ==\n\n";
@@ -653,13 +682,13 @@ static void start_run(Run *r, Options *o, TrainConfig *tc) {
     cfg.n_head = o->heads, cfg.n_ffn = o->ffn, cfg.dropout = o->dropout;
     Error err;
     if (seq2seq_config_check(&cfg, &err) != 0) flags_fail("%s", err.msg);
-    check_memory(r, &cfg);
+    check_memory(r, &cfg, o->beam, false);
     Seq2Seq m;
     if (seq2seq_create(&m, &cfg, &err) != 0) die("%s", err.msg);
     Rng rng;
     rng_seed(&rng, tc->seed);
     seq2seq_init(&m, &rng);
-    build_model(r, &m, o->smoothing);
+    build_model(r, &m, o);
     TrainModel tm = seq2seq_train_model(&r->g);
     if (trainer_init(&r->tr, &tm, tc, &err) != 0) die("%s", err.msg);
 }
@@ -692,7 +721,7 @@ static void resume_run(Run *r, Options *o, const TrainConfig *tc) {
     if (train_state_load(&st, dir, step, &err) != 0) die("%s", err.msg);
     load_data(r, o, st.cfg.seed, false);   // the saved model's max_len
     if (flags_given(&tc->steps)) st.cfg.steps = tc->steps;
-    build_model(r, &m, o->smoothing);
+    build_model(r, &m, o);
     TrainModel tm = seq2seq_train_model(&r->g);
     if (trainer_init(&r->tr, &tm, &st.cfg, &err) != 0
         || trainer_restore(&r->tr, &st, &err) != 0)

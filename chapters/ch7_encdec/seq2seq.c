@@ -341,6 +341,21 @@ static void list_tensors(Seq2Seq *m) {
         add_tensor(m, "decoder.norm.bias", m->w.dec_ln_b, 1, C, 0);
 }
 
+size_t seq2seq_max_tensors(const Seq2SeqConfig *cfg) {
+    return 7 + (size_t)BLOCK_MAX_TENSORS * cfg->n_enc
+           + (size_t)DECODER_MAX_TENSORS * cfg->n_dec;
+}
+
+size_t seq2seq_model_floats(const Seq2SeqConfig *cfg) {
+    Seq2Seq m;
+    size_t layers = (size_t)cfg->n_enc * sizeof *m.w.enc
+                    + (size_t)cfg->n_dec * sizeof *m.w.dec;
+    return seq2seq_param_count(cfg)
+           + (size_t)cfg->max_len * cfg->n_embd   // the sinusoids
+           + mem_floats(2 * layers + seq2seq_max_tensors(cfg)
+                                     * sizeof *m.tensors);
+}
+
 int seq2seq_create(Seq2Seq *m, const Seq2SeqConfig *cfg, Error *err) {
     memset(m, 0, sizeof *m);
     if (seq2seq_config_check(cfg, err) != 0) return -1;
@@ -355,9 +370,7 @@ int seq2seq_create(Seq2Seq *m, const Seq2SeqConfig *cfg, Error *err) {
     if ((size_t)(end - m->params) != m->num_params)
         die("seq2seq_create: the layout (%zu) and the count (%zu) disagree",
             (size_t)(end - m->params), m->num_params);
-    size_t most = 7 + (size_t)BLOCK_MAX_TENSORS * cfg->n_enc
-                  + (size_t)DECODER_MAX_TENSORS * cfg->n_dec;
-    m->tensors = xcalloc(most, sizeof *m->tensors);
+    m->tensors = xcalloc(seq2seq_max_tensors(cfg), sizeof *m->tensors);
     list_tensors(m);
     m->pos_table = alloc_floats((size_t)cfg->max_len * cfg->n_embd);
     sinusoidal_table(m->pos_table, cfg->max_len, cfg->n_embd);
@@ -439,6 +452,8 @@ size_t seq2seq_acts_floats(const Seq2SeqConfig *c, int B, int S, int T) {
     n += block_scratch_floats(B, S, C, NH, F);
     n += (size_t)c->n_dec * decoder_cache_floats(B, T, S, C, NH, F);
     n += decoder_scratch_floats(B, T, S, C, NH, F);
+    n += mem_floats((size_t)c->n_enc * sizeof *a.enc
+                    + (size_t)c->n_dec * sizeof *a.dec);
     // the two int masks, counted as floats (the same size)
     return n + (size_t)B * (S + T);
 }
@@ -563,6 +578,8 @@ size_t seq2seq_state_floats(const Seq2SeqConfig *c, int B, int S, int T,
     n += block_cache_floats(B, S, C, NH, F, false, false);
     n += (size_t)R * T * C;             // the reorder's copy of the keys
     n += (size_t)2 * R * T;             // the target masks, and a copy
+    n += mem_floats((size_t)c->n_dec * sizeof *st.layers
+                    + (size_t)R * sizeof *st.kept);
     return n + (size_t)(R + B) * S;     // the source masks
 }
 

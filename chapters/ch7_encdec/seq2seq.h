@@ -89,6 +89,12 @@ int seq2seq_alloc_grads(Seq2Seq *m, Error *err);
 void seq2seq_zero_grads(Seq2Seq *m);
 size_t seq2seq_param_count(const Seq2SeqConfig *cfg);
 
+// The length of a model's tensor list, at most, and the floats' worth
+// that seq2seq_create allocates: the parameters, the sinusoids, the
+// tensor list and the layers' views.
+size_t seq2seq_max_tensors(const Seq2SeqConfig *cfg);
+size_t seq2seq_model_floats(const Seq2SeqConfig *cfg);
+
 // Xavier-uniform (Glorot) for every matrix, the embedding included, as
 // the Annotated Transformer: U(-a, a), a = sqrt(6 / (fan_in + fan_out));
 // biases 0, LayerNorm weights 1.

@@ -97,6 +97,9 @@ TrainModel seq2seq_train_model(Seq2SeqTrain *g) {
 }
 
 size_t seq2seq_train_floats(const Seq2SeqConfig *cfg, int B, int S, int T) {
-    return 4 * seq2seq_param_count(cfg)
-           + seq2seq_acts_floats(cfg, B, S, T);
+    Seq2SeqTrain g;
+    size_t batch = (size_t)B * (S + 2 * (size_t)T) * sizeof *g.src;
+    return seq2seq_model_floats(cfg) + 3 * seq2seq_param_count(cfg)
+           + seq2seq_acts_floats(cfg, B, S, T)
+           + mem_floats(batch + seq2seq_max_tensors(cfg) * sizeof *g.tensors);
 }

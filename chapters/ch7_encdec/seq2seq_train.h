@@ -56,9 +56,10 @@ int seq2seq_train_init(Seq2SeqTrain *g, Seq2Seq *m, int B, int S, int T,
 void seq2seq_train_free(Seq2SeqTrain *g);
 TrainModel seq2seq_train_model(Seq2SeqTrain *g);
 
-// The floats of the parameters, gradients, AdamW's two moments and the
-// activations of such a run, for the capacity (B, S, T) in tokens as
-// above (for the check before allocating).
+// The floats' worth of the model (seq2seq_model_floats), its gradients,
+// AdamW's two moments, the activations and the batch of such a run, for
+// the capacity (B, S, T) in tokens as above (for the check before
+// allocating).
 size_t seq2seq_train_floats(const Seq2SeqConfig *cfg, int B, int S, int T);
 
 #endif

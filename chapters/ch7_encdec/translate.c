@@ -42,6 +42,30 @@ static int thread_id(void) { return 0; }
 static int threads_for(int tasks) { (void)tasks; return 1; }
 #endif
 
+// A thread's state and batch buffers, for batch sources of up to S
+// tokens and T outputs; and their floats' worth, with the decoding's
+// work space.
+static int work_alloc(Work *w, const Seq2Seq *m, int batch, int S, int T,
+                      int beam, Error *err) {
+    int rc = seq2seq_state_alloc(&w->st, &m->cfg, batch, S, T, beam, err);
+    w->src = xmalloc((size_t)batch * S * sizeof *w->src);
+    w->out = xmalloc((size_t)batch * T * sizeof *w->out);
+    w->len = xmalloc((size_t)batch * sizeof *w->len);
+    w->failed = -1;
+    return rc;
+}
+
+static size_t work_floats(const Seq2SeqConfig *c, int batch, int S, int T,
+                          int beam) {
+    Work w;
+    size_t b = (size_t)batch;
+    return seq2seq_state_floats(c, batch, S, T, beam)
+           + mem_floats(b * S * sizeof *w.src + b * T * sizeof *w.out
+                        + b * sizeof *w.len)
+           + (beam == 1 ? greedy_decode_floats(c, batch)
+                        : beam_decode_floats(c, batch, beam, T));
+}
+
 // Decodes the B sentences order[0..B) (B <= the state's sources) on w's
 // state, and gives each its own copy of its output in rows.
 static int decode_one(const Seq2Seq *m, const DecodeConfig *dc,
@@ -69,6 +93,18 @@ static int decode_one(const Seq2Seq *m, const DecodeConfig *dc,
         memcpy(rows[i], w->out + (size_t)r * T, (size_t)n * sizeof *rows[i]);
     }
     return rc;
+}
+
+size_t translate_batch_floats(const Seq2SeqConfig *c, int n, int S,
+                              int beam, int batch) {
+    int T = c->max_len, nb = (n + batch - 1) / batch, nt = threads_for(nb);
+    size_t rows = n > 0 ? (size_t)n : 1;
+    int *row;
+    // the threads' work; order and lens; rows, each output copied twice
+    return (size_t)nt * work_floats(c, batch, S > 0 ? S : 1, T, beam)
+           + mem_floats(nt * sizeof(Work) + rows * (2 * sizeof(int)
+                                                    + sizeof row)
+                        + 2 * rows * T * sizeof *row);
 }
 
 int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
@@ -105,14 +141,8 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
     int nb = (n - empty + batch - 1) / batch, nt = threads_for(nb);
     Work *w = xcalloc((size_t)nt, sizeof *w);
     int rc = 0;
-    for (int k = 0; k < nt && rc == 0; k++) {
-        rc = seq2seq_state_alloc(&w[k].st, &m->cfg, batch, S, T, dc->beam,
-                                 err);
-        w[k].src = xmalloc((size_t)batch * S * sizeof *w[k].src);
-        w[k].out = xmalloc((size_t)batch * T * sizeof *w[k].out);
-        w[k].len = xmalloc((size_t)batch * sizeof *w[k].len);
-        w[k].failed = -1;
-    }
+    for (int k = 0; k < nt && rc == 0; k++)
+        rc = work_alloc(&w[k], m, batch, S, T, dc->beam, err);
     int *lens = xcalloc((size_t)(n ? n : 1), sizeof *lens);
     int **rows = xcalloc((size_t)(n ? n : 1), sizeof *rows);
     // Each thread decodes whole batches, one at a time, on its own state

@@ -17,4 +17,10 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
                     const DecodeConfig *dc, int batch, int **out,
                     int *out_off, Error *err);
 
+// The floats' worth translate_batch allocates for n sources of at most S
+// tokens with beam width beam (1: greedy), outputs included, on as many
+// threads as it would use: for a memory plan (mem.h).
+size_t translate_batch_floats(const Seq2SeqConfig *c, int n, int S,
+                              int beam, int batch);
+
 #endif
