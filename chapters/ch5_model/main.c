@@ -208,13 +208,16 @@ static void write_generation(const Gpt *m, const int *prompt, int n_prompt,
 // ---- memory ----------------------------------------------------------------
 
 // A --prompt the vocabulary cannot encode is a usage error, said before
-// the report begins (and before the model is made).
+// the report begins (and before the model is made); its line ends are
+// read as a file's (utf8.h), as generation will read them.
 static void check_prompt(const Vocab *v, const char *prompt, bool given) {
+    if (!given) return;
     Error err;
-    size_t n;
-    int *ids = given ? vocab_encode_utf8(v, prompt, strlen(prompt), &n, &err)
-                     : NULL;
-    if (given && !ids) flags_fail("--prompt: %s", err.msg);
+    size_t n, bytes;
+    char *text = text_copy(prompt, &bytes);
+    int *ids = vocab_encode_utf8(v, text, bytes, &n, &err);
+    free(text);
+    if (!ids) flags_fail("--prompt: %s", err.msg);
     free(ids);
 }
 
