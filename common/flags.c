@@ -12,15 +12,25 @@
 
 #include "error.h"
 
+// Columns of UTF-8 text: its characters, less the continuation bytes.
+static size_t columns(const char *s) {
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
 _Noreturn void flags_fail(const char *fmt, ...) {
-    char line[8192];
+    char line[8192], hint[160];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (n >= 0 && (size_t)n < sizeof line)
-        snprintf(line + n, sizeof line - (size_t)n, " (see %s --help)",
-                 error_progname());
+    // "<prog>: error: <line><hint>" on one line of at most 80 columns
+    snprintf(hint, sizeof hint, " (see %s --help)", error_progname());
+    size_t width = columns(error_progname()) + sizeof ": error: " - 1
+                   + columns(line) + columns(hint);
+    if (width <= 80 && strlen(line) + strlen(hint) < sizeof line)
+        strcat(line, hint);
     error_exit(2, line);
 }
 
@@ -40,21 +50,61 @@ static void format_value(char *buf, size_t size, double v) {
     }
 }
 
-void flags_check_ranges(const FlagRange *ranges, int n) {
-    for (int i = 0; i < n; i++) {
+// The flag of that name; a range that names no flag is the program's
+// mistake, not the user's.
+static const Flag *flag_named(const char *name, const Flag *flags, int n) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(flags[i].name, name) == 0) return &flags[i];
+    fprintf(stderr, "%s: a range names --%s, which is no flag\n",
+            error_progname(), name);
+    abort();
+}
+
+// A number flag's value as a double.
+static double flag_number(const Flag *f) {
+    switch (f->type) {
+    case FLAG_INT: return *(int *)f->value;
+    case FLAG_U64: return (double)*(uint64_t *)f->value;
+    case FLAG_FLOAT: return *(float *)f->value;
+    case FLAG_BOOL: return *(bool *)f->value;
+    case FLAG_STRING: break;
+    }
+    fprintf(stderr, "%s: --%s has a range but is no number\n",
+            error_progname(), f->name);
+    abort();
+}
+
+void flags_range_text(char *buf, size_t size, const FlagRange *r) {
+    char lo[40], hi[40];
+    if (r->lo_flag) snprintf(lo, sizeof lo, "--%s", r->lo_flag);
+    else snprintf(lo, sizeof lo, "%g", r->lo);
+    if (r->hi_flag) snprintf(hi, sizeof hi, "--%s", r->hi_flag);
+    else snprintf(hi, sizeof hi, "%g", r->hi);
+    snprintf(buf, size, "in [%s, %s]", lo, hi);
+}
+
+void flags_check_ranges(const Flag *flags, int n_flags,
+                        const FlagRange *ranges, int n_ranges) {
+    for (int i = 0; i < n_ranges; i++) {
         const FlagRange *r = &ranges[i];
-        double lo = r->lo, hi = r->hi;
+        const Flag *f = flag_named(r->name, flags, n_flags);
+        double value = flag_number(f);
+        double lo = r->lo_flag ? flag_number(flag_named(r->lo_flag, flags,
+                                                        n_flags)) : r->lo;
+        double hi = r->hi_flag ? flag_number(flag_named(r->hi_flag, flags,
+                                                        n_flags)) : r->hi;
+        double lo_ok = lo, hi_ok = hi;
         // a float flag given exactly its bound (--temperature 1e30) holds
         // the nearest float, which may lie a hair outside the double
-        if ((double)(float)r->value == r->value) {
-            lo = fmin(lo, (double)(float)lo);
-            hi = fmax(hi, (double)(float)hi);
+        if (f->type == FLAG_FLOAT) {
+            lo_ok = fmin(lo, (double)(float)lo);
+            hi_ok = fmax(hi, (double)(float)hi);
         }
-        if (!(r->value >= lo && r->value <= hi)) {
+        if (!(value >= lo_ok && value <= hi_ok)) {
             char got[64];
-            format_value(got, sizeof got, r->value);
-            flags_fail("--%s must be in [%g, %g], got %s", r->name, r->lo,
-                       r->hi, got);
+            format_value(got, sizeof got, value);
+            flags_fail("--%s must be in [%g, %g], got %s", r->name, lo, hi,
+                       got);
         }
     }
 }
@@ -62,9 +112,8 @@ void flags_check_ranges(const FlagRange *ranges, int n) {
 void flags_check_fixed(const FlagFixed *fixed, int n, const char *dir) {
     for (int i = 0; i < n; i++)
         if (flags_given(fixed[i].value))
-            flags_fail("--%s cannot change on --resume: the run saved in %s "
-                       "fixes it (start a new run to change it)",
-                       fixed[i].name, dir);
+            flags_fail("--%s cannot change on --resume: the run in %s fixes "
+                       "it", fixed[i].name, dir);
 }
 
 // The variable's value as --help shows it; strings quoted, with the
@@ -100,23 +149,37 @@ static void format_default(char *buf, size_t size, const Flag *f) {
     buf[n] = 0;
 }
 
-// "  --name ARG   help (default: X)", folded between words so that no
-// line passes 80 columns.
-static void print_flag(const char *left, const char *help, const Flag *f) {
-    char text[512], def[160];
+// "  --name ARG   help, in [lo, hi] (default: X)", the range only where
+// the flag has one, folded between words so that no line passes 80
+// columns.
+static void print_flag(FILE *out, const char *left, const char *help,
+                       const Flag *f, const FlagRange *range) {
+    char text[640], def[160], in[200] = "", one[100] = "";
     format_default(def, sizeof def, f);
-    snprintf(text, sizeof text, "%s (default: %s)", help, def);
+    if (range) {   // ", in [lo, hi]", never broken across lines
+        flags_range_text(one, sizeof one, range);
+        strcpy(in, ", ");   // (a line may break before "in")
+        for (const char *c = one; *c; c++)   // no-break spaces: report.h
+            strcat(in, *c == ' ' ? "\xc2\xa0" : (char[2]){*c, 0});
+    }
+    snprintf(text, sizeof text, "%s%s (default: %s)", help, in, def);
     enum { INDENT = 25, WIDTH = 80 };
-    printf("  %-22s ", left);
+    fprintf(out, "  %-22s ", left);
     int col = INDENT;
     if ((int)strlen(left) > 22)   // a long name gets a line of its own
-        printf("\n%*s", INDENT, "");
-    fold_print(stdout, text, col, INDENT, WIDTH);
+        fprintf(out, "\n%*s", INDENT, "");
+    fold_print(out, text, col, INDENT, WIDTH);
 }
 
-static void print_help(const char *summary, const Flag *flags, int n) {
-    printf("usage: %s [flags]\n\n%s\n\nflags:\n", error_progname(), summary);
+void flags_print_help(FILE *out, const char *summary, const Flag *flags,
+                      int n, const FlagRange *ranges, int n_ranges) {
+    fprintf(out, "usage: %s [flags]\n\n%s\n\nflags:\n", error_progname(),
+            summary);
     for (int i = 0; i < n; i++) {
+        const FlagRange *range = NULL;
+        for (int k = 0; k < n_ranges && !range; k++)
+            if (strcmp(ranges[k].name, flags[i].name) == 0)
+                range = &ranges[k];
         // a switch that is on by default shows how to turn it off
         const char *arg = flags[i].type == FLAG_BOOL
                               ? (*(bool *)flags[i].value ? "[=0]" : "") :
@@ -124,9 +187,9 @@ static void print_help(const char *summary, const Flag *flags, int n) {
                           flags[i].type == FLAG_FLOAT ? " X" : " N";
         char left[64];
         snprintf(left, sizeof left, "--%s%s", flags[i].name, arg);
-        print_flag(left, flags[i].help, &flags[i]);
+        print_flag(out, left, flags[i].help, &flags[i], range);
     }
-    printf("  %-22s %s\n", "--help", "show this message and exit");
+    fprintf(out, "  %-22s %s\n", "--help", "show this message and exit");
 }
 
 // Converts text into the flag's variable; 0 on success, -1 on a bad value.
@@ -227,9 +290,8 @@ int flags_parse_args(int argc, char **argv, const Flag *flags, int n_flags,
             bool is_bool_text = strcmp(arg, "0") == 0 || strcmp(arg, "1") == 0
                 || strcmp(arg, "true") == 0 || strcmp(arg, "false") == 0;
             if (sw && sw->type == FLAG_BOOL && is_bool_text)
-                return error_set(err, "--%s is a switch: write --%s=%s, "
-                                 "not a separate '%s'", sw->name, sw->name,
-                                 arg, arg);
+                return error_set(err, "--%s is a switch: write --%s=%s",
+                                 sw->name, sw->name, arg);
             return error_set(err, "unexpected argument '%s'", arg);
         }
         const char *name = arg + 2, *eq = strchr(name, '=');
@@ -254,12 +316,21 @@ int flags_parse_args(int argc, char **argv, const Flag *flags, int n_flags,
 }
 
 void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
-                 const char *summary) {
+                 const FlagRange *ranges, int n_ranges, const char *summary) {
     error_set_progname(argv[0]);
+    // every range names a number flag (checked here, where --help and
+    // every run pass, not only where a value is out of its range)
+    for (int i = 0; i < n_ranges; i++) {
+        flag_number(flag_named(ranges[i].name, flags, n_flags));
+        if (ranges[i].lo_flag)
+            flag_number(flag_named(ranges[i].lo_flag, flags, n_flags));
+        if (ranges[i].hi_flag)
+            flag_number(flag_named(ranges[i].hi_flag, flags, n_flags));
+    }
     Error err;
     int rc = flags_parse_args(argc, argv, flags, n_flags, &err);
     if (rc == 1) {
-        print_help(summary, flags, n_flags);
+        flags_print_help(stdout, summary, flags, n_flags, ranges, n_ranges);
         exit(0);
     }
     if (rc != 0) flags_fail("%s", err.msg);

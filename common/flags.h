@@ -5,17 +5,23 @@
 //       {"batch", FLAG_INT, &batch, "sequences per batch"},
 //       {"data", FLAG_STRING, &data, "UTF-8 text file to read"},
 //   };
-//   flags_parse(argc, argv, flags, 2, "ch1", "Data preparation ...");
+//   FlagRange ranges[] = {{"batch", .lo = 1, .hi = 64}};
+//   flags_parse(argc, argv, flags, 2, ranges, 1, "Data preparation ...");
+//   ...                                  // checks that need the values
+//   flags_check_ranges(flags, 2, ranges, 1);
 //
 // Accepts "--name value" and "--name=value"; a FLAG_BOOL flag is "--name"
-// (or --name=0/1). --help prints every flag with its default (the value the
-// variable holds before parsing), folded to 80 columns, and exits 0. An unknown flag, a missing or
-// malformed value prints one error line and exits with status 2.
+// (or --name=0/1). --help prints every flag with its range, if it has one,
+// and its default (the value the variable holds before parsing), folded
+// to 80 columns, and exits 0. An unknown flag, a missing or malformed
+// value prints one error line and exits with status 2.
 #ifndef COMMON_FLAGS_H
 #define COMMON_FLAGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -28,8 +34,18 @@ typedef struct {
     const char *help;
 } Flag;
 
+// The range of a number flag, [lo, hi] with both ends in it: one table
+// that flags_check_ranges checks and --help shows, so the two never
+// differ. An end may be another flag's value instead (hi_flag = "T":
+// --pad at most --T), which --help shows by name.
+typedef struct {
+    const char *name;     // the flag, without the leading "--"
+    double lo, hi;
+    const char *lo_flag, *hi_flag;   // NULL, or the flag whose value it is
+} FlagRange;
+
 void flags_parse(int argc, char **argv, const Flag *flags, int n_flags,
-                 const char *summary);
+                 const FlagRange *ranges, int n_ranges, const char *summary);
 
 // The parsing of flags_parse without its exits: argv[1..argc) into the
 // flags' variables. Returns 0; 1 when --help or -h comes (nothing after
@@ -51,23 +67,30 @@ bool flags_given(const void *value);
 const char *flags_peek(int argc, char **argv, const char *name);
 
 // For checks after parsing ("--batch must be at least 1"): prints
-// "<prog>: error: <message>" and exits with status 2, like a parse error.
+// "<prog>: error: <message> (see <prog> --help)" and exits with status 2,
+// like a parse error. The pointer to --help is left out where it would
+// take the line past 80 columns: an error is one line, and fits.
 _Noreturn void flags_fail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
-// After parsing: one rule for every number, its range [lo, hi], said the
-// same way by every program: "--name must be in [lo, hi], got v", exit 2.
-typedef struct {
-    const char *name;     // the flag, without the leading "--"
-    double value, lo, hi;
-} FlagRange;
+// After parsing (and after any defaults that depend on other flags are
+// set): one rule for every number, its range, said the same way by every
+// program: "--name must be in [lo, hi], got v", exit 2. Every range must
+// name a flag of flags.
+void flags_check_ranges(const Flag *flags, int n_flags,
+                        const FlagRange *ranges, int n_ranges);
 
-void flags_check_ranges(const FlagRange *ranges, int n);
+// "in [lo, hi]" for a range, as --help shows it ("in [0, --T]"), into buf.
+void flags_range_text(char *buf, size_t size, const FlagRange *r);
+
+// What --help prints (flags_parse prints it to stdout and exits 0).
+void flags_print_help(FILE *out, const char *summary, const Flag *flags,
+                      int n_flags, const FlagRange *ranges, int n_ranges);
 
 // A run resumed from a folder (./ch6 and ./ch7 --resume DIR) keeps the
 // settings it was saved with: a flag among these given on the command
-// line is refused, "--name cannot change on --resume: the run saved in
-// DIR fixes it (...)", exit 2, rather than silently ignored.
+// line is refused, "--name cannot change on --resume: the run in DIR fixes
+// it", exit 2, rather than silently ignored.
 typedef struct {
     const char *name;     // the flag, without the leading "--"
     const void *value;    // its variable, as given to flags_parse

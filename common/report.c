@@ -6,6 +6,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+// A no-break space (U+00A0, two bytes) joins two words into one, and is
+// printed as a plain space.
+#define NBSP "\xc2\xa0"
+
+// Prints the word w[0..len), its no-break spaces as spaces; returns its
+// width in columns.
+static int print_word(FILE *out, const char *w, int len) {
+    int cols = 0;
+    for (int i = 0; i < len; cols++) {
+        if (strncmp(w + i, NBSP, 2) == 0 && i + 2 <= len) {
+            fputc(' ', out);
+            i += 2;
+        } else {
+            fputc(w[i++], out);
+        }
+    }
+    return cols;
+}
+
+// The width of the word w[0..len) in columns (bytes, a no-break space one).
+static int word_width(const char *w, int len) {
+    int cols = len;
+    for (int i = 0; i + 1 < len; i++)
+        if (strncmp(w + i, NBSP, 2) == 0) cols--, i++;
+    return cols;
+}
+
 void fold_print(FILE *out, const char *text, int col, int indent, int width) {
     bool line_start = true;   // nothing printed on this line yet
     const char *w = text;
@@ -21,15 +48,14 @@ void fold_print(FILE *out, const char *text, int col, int indent, int width) {
         w += gap;
         if (!*w || *w == '\n') continue;
         int len = (int)strcspn(w, " \n");
-        if (!line_start && col + gap + len > width) {
+        if (!line_start && col + gap + word_width(w, len) > width) {
             fprintf(out, "\n%*s", indent, "");
             col = indent;
         } else if (!line_start) {
             fprintf(out, "%*s", gap, "");
             col += gap;
         }
-        fprintf(out, "%.*s", len, w);
-        col += len;
+        col += print_word(out, w, len);
         line_start = false;
         w += len;
     }

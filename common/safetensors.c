@@ -239,14 +239,20 @@ static int read_header(StFile *f, const char *path, Json **root,
                        Error *err) {
     if (f->size < 8)
         return error_set(err, "%s: %zu bytes is too short for a "
-                         "safetensors file (the header size alone takes "
-                         "8)", path, f->size);
+                         "safetensors file (8 at least)", path, f->size);
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = (n << 8) | f->buf[i];
-    if (n > f->size - 8)
+    if (n > f->size - 8) {
+        // A header starts with '{' right after its size: without one,
+        // the 8 bytes were never a size (a text file, a program), and the
+        // number they make says nothing. With one, the file is cut short.
+        if (f->size > 8 && f->buf[8] != '{')
+            return error_set(err, "%s is not a safetensors file (its first 8 "
+                             "bytes are no header size)", path);
         return error_set(err, "%s: header size %llu goes beyond the end of "
                          "the file (%zu bytes)", path, (unsigned long long)n,
                          f->size);
+    }
     f->data = f->buf + 8 + n;
     f->data_size = f->size - 8 - (size_t)n;
     Error jerr;
@@ -515,8 +521,8 @@ static int check_target(const char *path, Error *err) {
     if (S_ISDIR(st.st_mode))
         return error_set(err, "cannot save %s: it is a folder; give a file "
                          "name", path);
-    return error_set(err, "cannot save %s: it is a device or other special "
-                     "file, not a regular file", path);
+    return error_set(err, "cannot save %s: a device or other special file, "
+                     "not a regular file", path);
 }
 
 // Creates the temporary file PATH.tmp.XXXXXX beside path: returns its

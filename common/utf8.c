@@ -73,25 +73,24 @@ long utf8_decode(const char *bytes, size_t n, uint32_t *out, Error *err) {
         int len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2
                 : (b >> 4) == 0xe ? 3 : (b >> 3) == 0x1e ? 4 : 0;
         if (len == 0)
-            return error_set(err, "invalid UTF-8 at byte offset %zu "
-                             "(byte 0x%02x cannot start a character)", i, b);
+            return error_set(err, "invalid UTF-8 at byte %zu (0x%02x starts "
+                             "no character)", i, b);
         if (i + len > n)
-            return error_set(err, "invalid UTF-8 at byte offset %zu "
-                             "(truncated %d-byte sequence)", i, len);
+            return error_set(err, "invalid UTF-8 at byte %zu (a %d-byte "
+                             "sequence cut short)", i, len);
         uint32_t cp = len == 1 ? b : b & (0x7f >> len);
         for (int k = 1; k < len; k++) {
             if ((s[i + k] & 0xc0) != 0x80)
-                return error_set(err, "invalid UTF-8 at byte offset %zu "
-                                 "(byte 0x%02x at offset %zu is not a "
-                                 "continuation byte)", i, s[i + k], i + k);
+                return error_set(err, "invalid UTF-8 at byte %zu (0x%02x "
+                                 "at %zu is no continuation)", i, s[i + k],
+                                 i + k);
             cp = (cp << 6) | (s[i + k] & 0x3f);
         }
         static const uint32_t min_for_len[5] = {0, 0, 0x80, 0x800, 0x10000};
         if (cp < min_for_len[len] || cp > 0x10ffff
             || (cp >= 0xd800 && cp <= 0xdfff))
-            return error_set(err, "invalid UTF-8 at byte offset %zu "
-                             "(overlong form, surrogate or value above "
-                             "U+10FFFF)", i);
+            return error_set(err, "invalid UTF-8 at byte %zu (overlong, "
+                             "surrogate or above U+10FFFF)", i);
         out[count++] = cp;
         i += len;
     }

@@ -12,7 +12,8 @@
 #
 # Every case must end the way DESIGN.md asks: exit status 1 (a file or its
 # data) or 2 (a usage error) as the case says, never 0 or a signal, within
-# 20 seconds, with exactly one line on stderr that holds the expected text,
+# 20 seconds, with exactly one line on stderr that holds the expected text
+# and fits in 80 columns (tests/error_width.sh says how they are counted),
 # and under an address-space limit (ulimit -v 4 GiB, where every valid run
 # here fits) so that a size that does not fit is refused before it is
 # allocated. tests/cli/test_cli.sh checks the flags' behaviours; this is
@@ -48,6 +49,10 @@ fi
 passed=0 failed=0
 declare -A by_prog by_cat
 
+# the rule for an error line's width
+# shellcheck source=tests/error_width.sh
+. "$ROOT/tests/error_width.sh"
+
 # bad CATEGORY STATUS TEXT PROG ARGS...: runs $BIN/PROG ARGS under the
 # limits; it must exit with STATUS and write one line on stderr holding
 # TEXT. (FSIZE, when set, is a ulimit -f in blocks for the run; STDOUT
@@ -69,7 +74,7 @@ bad() {
         if [ -n "${FSIZE:-}" ]; then trap '' XFSZ; ulimit -f "$FSIZE"; fi
         exec timeout 20 "$BIN/$prog" "$@" 2>&1 >"$out" </dev/null
     ) | cat >"$TMP/err"
-    local rc=${PIPESTATUS[0]} why=""
+    local rc=${PIPESTATUS[0]} why="" wide
     local ms=$((($(date +%s%N) - t0) / 1000000))
     if [ "$rc" != "$want" ]; then
         why="exit status $rc, expected $want"
@@ -82,6 +87,8 @@ bad() {
     elif [ -n "${QUICK:-}" ] && { [ -s "$out" ] || [ "$ms" -gt 2000 ]; }; then
         why="not refused before the work ($ms ms, $(wc -l <"$out") lines"
         why="$why on stdout)"
+    elif wide=$(error_too_wide "$TMP/err" "$@"); then
+        why="the error is $wide wide, more than 80"
     fi
     if [ -z "$why" ]; then
         passed=$((passed + 1))
@@ -201,7 +208,7 @@ bad file 1 "cannot read $D/dir: Is a directory" ch1 --data "$D/dir"
 bad file 1 "$D/empty: needs at least 2 characters, has 0" ch1 --data "$D/empty"
 bad file 1 "$D/one: needs at least 2 characters, has 1" ch1 --data "$D/one"
 bad file 1 "$BINARY: a NUL byte (U+0000) at byte offset" ch1 --data "$BINARY"
-bad file 1 "$D/badutf8: invalid UTF-8 at byte offset 5" ch1 --data \
+bad file 1 "$D/badutf8: invalid UTF-8 at byte 5" ch1 --data \
     "$D/badutf8"
 bad file 2 "$D/short is too short for --block 64" ch1 --data "$D/short" \
     --block 64
@@ -223,7 +230,7 @@ bad range 2 "--channels must be in [1, 1024], got 1000000" ch2 --channels \
     1000000
 bad range 2 "--max-T must be in [64, 4096], got 100000000" ch2 --max-T \
     100000000
-bad flag 2 "--text: invalid UTF-8 at byte offset 2" ch2 \
+bad flag 2 "--text: invalid UTF-8 at byte 2" ch2 \
     --text "$(printf 'ab\xffcd')"
 
 bad flag 2 "unknown flag '--gelus'" ch3 --gelus tanh
@@ -241,9 +248,9 @@ bad real 2 "--dropout must be in [0, 0.99], got -0.1" ch3 --dropout -0.1
 bad flag 2 "unknown flag '--depth'" ch4 --depth 2
 bad flag 2 "--depths needs a value" ch4 --depths
 bad flag 2 "--channels expects an integer, got 'sixty'" ch4 --channels sixty
-bad flag 2 "--depths must be up to 8 numbers" ch4 --depths 2,,6
-bad range 2 "--depths must be up to 8 numbers" ch4 --depths -2
-bad range 2 "--depths must be up to 8 numbers" ch4 --depths \
+bad flag 2 "--depths takes up to 8 numbers" ch4 --depths 2,,6
+bad range 2 "--depths takes up to 8 numbers" ch4 --depths -2
+bad range 2 "--depths takes up to 8 numbers" ch4 --depths \
     99999999999999999999
 bad range 2 "--heads must be in [1, 1024], got 100000000" ch4 --heads \
     100000000
@@ -259,9 +266,9 @@ bad range 2 "--layers must be in [1, 4096], got 100000" ch5 --layers 100000
 bad range 2 "--embd must be in [1, 65536], got 1000000" ch5 --embd 1000000
 bad range 2 "--block must be in [1, " ch5 --block 0
 bad range 2 "--heads must be in [1, 65536], got 0" ch5 --heads 0
-bad size 2 "model config: too large: n_embd x block_size is 268435456" \
+bad size 2 "model config: too large: n_embd x block_size 268435456 >" \
     ch5 --block 65536 --embd 4096
-bad size 2 "model config: too large: n_embd x n_ffn is 1073741824" ch5 \
+bad size 2 "model config: too large: n_embd x n_ffn 1073741824 >" ch5 \
     --embd 16384
 bad size 2 "lower --layers --embd --block" ch5 --layers 4096 \
     --embd 4096
@@ -279,12 +286,14 @@ bad file 1 "$D/empty: 0 bytes is too short for a safetensors file" ch5 \
     --checkpoint "$D/empty"
 bad file 1 "$D/one: 1 bytes is too short for a safetensors file" ch5 \
     --checkpoint "$D/one"
-bad file 1 "$BINARY: header size" ch5 --checkpoint "$BINARY"
-bad file 1 "$D/badutf8: " ch5 --checkpoint "$D/badutf8"
+bad file 1 "$BINARY is not a safetensors file" ch5 --checkpoint "$BINARY"
+bad file 1 "$D/nonl is not a safetensors file (its first 8 bytes are no" \
+    ch5 --checkpoint "$D/nonl"
+bad file 1 "$D/badutf8 is not a safetensors file" ch5 --checkpoint "$D/badutf8"
 bad file 1 "cannot read $D/dir: Is a directory" ch5 --data "$D/dir"
 bad file 1 "$D/one: needs at least 2 characters, has 1" ch5 --data "$D/one"
 bad file 1 "$BINARY: invalid UTF-8" ch5 --score-file "$BINARY"
-bad file 1 "$D/badutf8: invalid UTF-8 at byte offset 5" ch5 --score-file \
+bad file 1 "$D/badutf8: invalid UTF-8 at byte 5" ch5 --score-file \
     "$D/badutf8"
 bad file 1 "$D/empty: the text has 0 characters; scoring needs at least 2" \
     ch5 --score-file "$D/empty"
@@ -327,8 +336,8 @@ QUICK=1 bad out 1 "cannot save $D/one/m.st: cannot create a temporary file \
 there: Not a directory" ch5 "${m5[@]}" --tokens 1000 --save "$D/one/m.st"
 FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch5 "${m5[@]}" --tokens 1 \
     --sample-only --save "$FULL/m.st"
-QUICK=1 bad out 1 "cannot save $DEVFULL: it is a device or other special \
-file" ch5 "${m5[@]}" --tokens 1 --sample-only --save "$DEVFULL"
+QUICK=1 bad out 1 "cannot save $DEVFULL: a device or other special file" \
+    ch5 "${m5[@]}" --tokens 1 --sample-only --save "$DEVFULL"
 QUICK=1 bad out 1 "cannot save $D/dir: it is a folder; give a file name" \
     ch5 "${m5[@]}" --tokens 1 --sample-only --save "$D/dir"
 
@@ -345,9 +354,9 @@ bad size 2 "lower --batch --block --embd --layers" ch6 "${t6[@]}" \
     --batch 100000000 --steps 1
 bad size 2 "lower --batch --block --embd --layers" ch6 "${t6[@]}" \
     --block 65536 --batch 64 --steps 1
-bad size 2 "model config: too large: n_layer is 100000" ch6 "${t6[@]}" \
+bad size 2 "model config: too large: n_layer 100000 > 4096" ch6 "${t6[@]}" \
     --layers 100000
-bad size 2 "model config: too large: n_embd is 1000000" ch6 "${t6[@]}" \
+bad size 2 "model config: too large: n_embd 1000000 > 65536" ch6 "${t6[@]}" \
     --embd 1000000
 bad size 2 "model config: n_embd=8 does not split into n_head=1000000000" \
     ch6 "${t6[@]}" --heads 1000000000
@@ -372,8 +381,7 @@ bad file 1 "$BINARY: a NUL byte (U+0000)" ch6 "${t6[@]}" --steps 1 \
     --data "$BINARY"
 bad file 1 "$D/badutf8: invalid UTF-8" ch6 "${t6[@]}" --steps 1 --data \
     "$D/badutf8"
-bad file 2 "$D/short is too short for --block 8: its train split has 9 \
-tokens, its val split 1" ch6 "${t6[@]}" --steps 1 --data "$D/short"
+bad file 2 "$D/short is too short for --block 8: train 9 tokens, val 1" ch6 "${t6[@]}" --steps 1 --data "$D/short"
 # resuming: an empty or half-written folder
 R=$TMP/resume6
 mkdir -p "$R/empty" "$R/model" "$R/state" "$R/other" "$R/mixed" "$R/ch7"
@@ -447,7 +455,7 @@ bad range 2 "--batch-tokens must be in [16, 1e+07], got 0" ch7 \
     --task translate --batch-tokens 0
 bad range 2 "--max-len must be in [2, 1024], got 100000" ch7 \
     --task translate --max-len 100000
-bad size 2 "model config: too large: n_embd x n_ffn is 268435456" ch7 \
+bad size 2 "model config: too large: n_embd x n_ffn 268435456 >" ch7 \
     "${t7[@]}" --embd 4096 --ffn 65536
 # (4.5 GiB: refused under the limit only)
 [ "$ASAN" = 1 ] || bad size 2 "lower --batch --embd" ch7 --held-out 100000 \
@@ -474,14 +482,17 @@ bad file 1 "cannot read $D/dir: Is a directory" ch7 --checkpoint "$D/dir" \
     --translate x
 bad file 1 "$D/empty: 0 bytes is too short" ch7 --checkpoint "$D/empty" \
     --translate x
-bad file 1 "$BINARY: header size" ch7 --checkpoint "$BINARY" --translate x
+bad file 1 "$BINARY is not a safetensors file" ch7 --checkpoint "$BINARY" \
+    --translate x
+bad file 1 "$D/nonl is not a safetensors file" ch7 --checkpoint "$D/nonl" \
+    --translate x
 bad file 1 "$D/empty is empty: no sentence to translate" ch7 --checkpoint \
     "$D/mt.st" --translate-file "$D/empty"
 bad file 1 "cannot read $D/dir: Is a directory" ch7 --checkpoint "$D/mt.st" \
     --translate-file "$D/dir"
 bad file 1 "$BINARY, line 1: invalid UTF-8" ch7 --checkpoint "$D/mt.st" \
     --translate-file "$BINARY"
-bad file 1 "$D/badutf8, line 1: invalid UTF-8 at byte offset 5" ch7 \
+bad file 1 "$D/badutf8, line 1: invalid UTF-8 at byte 5" ch7 \
     --checkpoint "$D/mt.st" --translate-file "$D/badutf8"
 bad file 1 "--translate, line 1: " ch7 --checkpoint "$D/mt.st" --translate \
     "$(head -c 3000 "$ROOT/data/multi30k/train.de" | tr '\n' ' ')"
@@ -490,9 +501,9 @@ for n in 8 $((8 + h7 / 2)) $((8 + h7 + (s7 - 8 - h7) / 2)) $((s7 - 1)); do
     cut_at "$D/mt.st" "$n" "$D/mt.cut$n"
     bad ckpt 1 "$D/mt.cut$n: " ch7 --checkpoint "$D/mt.cut$n" --translate x
 done
-bad ckpt 1 "$D/m5.st is a GPT of chapters 5 and 6, not chapter 7's" ch7 \
+bad ckpt 1 "$D/m5.st is a GPT for ./ch5 and ./ch6, not an encoder-decoder" ch7 \
     --checkpoint "$D/m5.st" --translate x
-bad ckpt 1 "$D/rev.st: not a translation model" ch7 --checkpoint \
+bad ckpt 1 "$D/rev.st: not a translation model (no BPE tokenizer in it)" ch7 --checkpoint \
     "$D/rev.st" --translate x
 bad ckpt 1 "no \"config\" in the metadata; is this a chapter 7 checkpoint?" \
     ch7 --checkpoint "$D/run7/state-2.safetensors" --translate x
@@ -527,7 +538,7 @@ corpus notest; : >"$C/notest/test_2016_flickr.de"
 bad file 1 "test_2016_flickr.en hold no sentence pair" ch7 "${mt[@]}" \
     --steps 1 --data "$C/notest"
 corpus lines; head -n 5 "$ROOT/data/multi30k/val.en" >"$C/lines/val.en"
-bad file 1 "val.en has 5: the files must be translations line by line" ch7 \
+bad file 1 "val.en has 5: they must pair line by line" ch7 \
     "${mt[@]}" --steps 1 --data "$C/lines"
 grep -qF -- "--max-len" "$TMP/err" && {
     failed=$((failed + 1)); echo "FAIL ch7: a line count blames --max-len" >&2
@@ -535,8 +546,8 @@ grep -qF -- "--max-len" "$TMP/err" && {
 # (a tokenizer of 2 characters makes the val sentences long: an --max-len
 # given that cannot hold them is an error; not given, it would grow)
 corpus short; printf 'x' >"$C/short/train.de"; printf 'y' >"$C/short/train.en"
-bad file 1 "more than 100 tokens: the model's max_len cannot hold it \
-(--max-len sets it)" ch7 "${mt[@]}" --steps 1 --data "$C/short" --max-len 100
+bad file 1 "more than 100 tokens: max_len cannot hold it (--max-len sets it)" \
+    ch7 "${mt[@]}" --steps 1 --data "$C/short" --max-len 100
 # resuming: an empty or half-written folder, another run's files
 R=$TMP/resume7
 mkdir -p "$R/empty" "$R/model" "$R/state" "$R/json" "$R/other" "$R/ch6" \
@@ -552,7 +563,7 @@ printf '{"data": ' >"$R/badjson/translate.json"
 cp "$D/run7/"* "$R/range/"
 sed 's/"batch_tokens": 500/"batch_tokens": 100000000/' \
     "$D/run7/translate.json" >"$R/range/translate.json"
-bad resume 1 "--resume $R/empty: cannot open $R/empty/translate.json" ch7 \
+bad resume 1 "cannot open $R/empty/translate.json" ch7 \
     --resume "$R/empty" "${r7[@]}"
 bad resume 1 "cannot open $R/model/state-2.safetensors" ch7 --resume \
     "$R/model" "${r7[@]}"
@@ -562,7 +573,7 @@ bad resume 1 "cannot open $R/json/translate.json" ch7 --resume "$R/json" \
     "${r7[@]}"
 bad resume 1 "cannot open $R/other/state-2.safetensors" ch7 --resume \
     "$R/other" "${r7[@]}"
-bad resume 1 "$R/ch6/model.safetensors is a GPT of chapters 5 and 6" ch7 \
+bad resume 1 "$R/ch6/model.safetensors is a GPT for ./ch5 and ./ch6" ch7 \
     --resume "$R/ch6" "${r7[@]}"
 bad resume 1 "$R/badjson/translate.json: JSON: unexpected end of input" ch7 \
     --resume "$R/badjson" "${r7[@]}"
@@ -591,8 +602,8 @@ file there: Not a directory" ch7 "${mt[@]}" --steps 1000000 \
     --save "$D/one/mt.st"
 FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch7 "${t7[@]}" --steps 1 \
     --save "$FULL/m.st"
-QUICK=1 bad out 1 "cannot save $DEVFULL: it is a device or other special \
-file" ch7 "${t7[@]}" --steps 1000000 --until-perfect=0 --save "$DEVFULL"
+QUICK=1 bad out 1 "cannot save $DEVFULL: a device or other special file" \
+    ch7 "${t7[@]}" --steps 1000000 --until-perfect=0 --save "$DEVFULL"
 bad out 1 "cannot save checkpoints in $RO/run: " ch7 "${mt[@]}" --steps 1 \
     --out "$RO/run"
 FSIZE=$FULL_FSIZE bad out 1 "$NOSPACE" ch7 "${mt[@]}" --steps 1 \
@@ -605,7 +616,7 @@ FSIZE=$FULL_FSIZE bad out 1 "--log $FULL/log.csv: cannot write it: $NOSPACE" \
 # ---- ch8: the GPU (flags only: see the top) ---------------------------------
 if [ -x "$BIN/ch8" ]; then
     bad flag 2 "unknown flag '--gpu'" ch8 --gpu
-    bad flag 2 "--check is a switch: write --check=1, not a separate '1'" \
+    bad flag 2 "--check is a switch: write --check=1" \
         ch8 --check 1
     bad flag 2 "--flash expects 0 or 1, got 'yes'" ch8 --flash=yes
     bad flag 2 "--tf32 and --bf16 both set the matrix products' precision" \

@@ -188,7 +188,7 @@ START_TEST(flags_parse_all_types) {
     char *argv[] = {"prog", "--n", "-3", "--seed=18446744073709551615",
                     "--lr", "3e-4", "--data=a=b.txt", "--verbose",
                     "--quiet=0"};
-    flags_parse(9, argv, flags, 6, "test");
+    flags_parse(9, argv, flags, 6, NULL, 0, "test");
     ck_assert_int_eq(n, -3);
     ck_assert_uint_eq(seed, UINT64_MAX);
     ck_assert_float_eq(lr, 3e-4f);
@@ -206,21 +206,21 @@ static Flag exit_flags[] = {
 START_TEST(flags_unknown_exits_2) {
     ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
     char *argv[] = {"prog", "--nope", "1"};
-    flags_parse(3, argv, exit_flags, 1, "test");
+    flags_parse(3, argv, exit_flags, 1, NULL, 0, "test");
 }
 END_TEST
 
 START_TEST(flags_bad_value_exits_2) {
     ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
     char *argv[] = {"prog", "--n", "12abc"};
-    flags_parse(3, argv, exit_flags, 1, "test");
+    flags_parse(3, argv, exit_flags, 1, NULL, 0, "test");
 }
 END_TEST
 
 START_TEST(flags_missing_value_exits_2) {
     ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
     char *argv[] = {"prog", "--n"};
-    flags_parse(2, argv, exit_flags, 1, "test");
+    flags_parse(2, argv, exit_flags, 1, NULL, 0, "test");
 }
 END_TEST
 
@@ -229,7 +229,7 @@ START_TEST(flags_help_exits_0) {
     // keep the test log clean; a closed stdout would not do: the exit's
     // check of the output (error.c) would flush a stream that is gone
     ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
-    flags_parse(2, argv, exit_flags, 1, "test");
+    flags_parse(2, argv, exit_flags, 1, NULL, 0, "test");
 }
 END_TEST
 
@@ -245,8 +245,7 @@ START_TEST(flags_switch_with_separate_value) {
     Error err;
     char *a1[] = {"prog", "--quiet", "0"};
     ck_assert_int_eq(flags_parse_args(3, a1, flags, 2, &err), -1);
-    ck_assert_str_eq(err.msg, "--quiet is a switch: write --quiet=0, not a "
-                              "separate '0'");
+    ck_assert_str_eq(err.msg, "--quiet is a switch: write --quiet=0");
     char *a2[] = {"prog", "--n", "3", "1"};      // after a value
     ck_assert_int_eq(flags_parse_args(4, a2, flags, 2, &err), -1);
     ck_assert_str_eq(err.msg, "unexpected argument '1'");
@@ -262,6 +261,76 @@ START_TEST(flags_switch_with_separate_value) {
     char *a6[] = {"prog", "--quiet=0"};
     ck_assert_int_eq(flags_parse_args(2, a6, flags, 2, &err), 0);
     ck_assert(!quiet);
+}
+END_TEST
+
+// The ranges of one table: --help shows each ("in [1, 64]", another
+// flag's bound by its name), never broken across lines, and
+// flags_check_ranges accepts what they hold.
+static int range_t = 8, range_pad = 3, range_n = 4;
+static float range_p = 0.5f;
+static uint64_t range_seed = 1;
+static const Flag range_flags[] = {
+    {"T", FLAG_INT, &range_t, "tokens"},
+    // 50 characters: the range would fit on its line broken after "in"
+    {"pad", FLAG_INT, &range_pad, "the padding tokens at the end of the "
+     "short example"},
+    {"n", FLAG_INT, &range_n, "count"},
+    {"p", FLAG_FLOAT, &range_p, "probability"},
+    {"seed", FLAG_U64, &range_seed, "any seed"},
+};
+static const FlagRange range_table[] = {
+    {"T", .lo = 1, .hi = 64}, {"pad", .lo = 0, .hi_flag = "T"},
+    {"n", .lo_flag = "pad", .hi = 1e9}, {"p", .lo = 1e-30, .hi = 1},
+};
+
+START_TEST(flags_help_shows_the_ranges) {
+    char text[64];
+    flags_range_text(text, sizeof text, &range_table[0]);
+    ck_assert_str_eq(text, "in [1, 64]");
+    flags_range_text(text, sizeof text, &range_table[1]);
+    ck_assert_str_eq(text, "in [0, --T]");
+    flags_range_text(text, sizeof text, &range_table[2]);
+    ck_assert_str_eq(text, "in [--pad, 1e+09]");
+    char buf[2048];
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    flags_print_help(f, "Summary.", range_flags, 5, range_table, 4);
+    rewind(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    ck_assert_msg(strstr(buf, "  --T N                  tokens, in [1, 64] "
+                             "(default: 8)\n"), "%s", buf);
+    // folded before "in", not inside the range
+    ck_assert_msg(strstr(buf, "the short example,\n                         "
+                             "in [0, --T] (default: 3)\n"), "%s", buf);
+    ck_assert_msg(strstr(buf, "probability, in [1e-30, 1] (default: 0.5)"),
+                  "%s", buf);
+    ck_assert_msg(strstr(buf, "any seed (default: 1)"), "%s", buf);
+    for (char *line = buf; *line;) {
+        size_t len = strcspn(line, "\n");
+        ck_assert_msg(len <= 80, "a line of %zu columns: %.*s", len,
+                      (int)len, line);
+        line += len + (line[len] != 0);
+    }
+    // the values above are in their ranges: no exit
+    flags_check_ranges(range_flags, 5, range_table, 4);
+}
+END_TEST
+
+// A value past a bound that is another flag's value exits 2.
+START_TEST(flags_range_of_another_flag_exits_2) {
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    range_pad = 9;   // more than --T 8
+    flags_check_ranges(range_flags, 5, range_table, 4);
+}
+END_TEST
+
+START_TEST(flags_range_exits_2) {
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    range_p = 0;
+    flags_check_ranges(range_flags, 5, range_table, 4);
 }
 END_TEST
 
@@ -297,6 +366,11 @@ START_TEST(fold_print_breaks_between_words) {
     ck_assert_str_eq(folded("aaaa bbbb cccc     ddddd", 0),
                      "aaaa bbbb cccc\n    ddddd\n");
     ck_assert_str_eq(folded("", 0), "\n");
+    // a no-break space joins two words: one column, never a break there
+    ck_assert_str_eq(folded("aaaa bbbb cccc dd\xc2\xa0" "ee", 0),
+                     "aaaa bbbb cccc dd ee\n");
+    ck_assert_str_eq(folded("aaaa bbbb cccc ddd\xc2\xa0" "ee", 0),
+                     "aaaa bbbb cccc\n    ddd ee\n");
 }
 END_TEST
 
@@ -314,14 +388,14 @@ START_TEST(utf8_round_trip_and_errors) {
     ck_assert_uint_eq(len, sizeof s - 1);
     ck_assert_mem_eq(back, s, len);
     ck_assert_int_eq(utf8_decode("ab\xc0\xaf", 4, cps, &err), -1);
-    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 2 (overlong form, "
-                     "surrogate or value above U+10FFFF)");
+    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte 2 (overlong, surrogate "
+                     "or above U+10FFFF)");
     ck_assert_int_eq(utf8_decode("a\xe2\x82", 3, cps, &err), -1);
-    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 1 (truncated "
-                     "3-byte sequence)");
+    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte 1 (a 3-byte sequence "
+                     "cut short)");
     ck_assert_int_eq(utf8_decode("a\xe2(xy", 5, cps, &err), -1);
-    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 1 (byte 0x28 at "
-                     "offset 2 is not a continuation byte)");
+    ck_assert_str_eq(err.msg, "invalid UTF-8 at byte 1 (0x28 at 2 is no "
+                     "continuation)");
     char d[32];
     utf8_describe('\n', d, sizeof d);
     ck_assert_str_eq(d, "'\\n'");
@@ -366,8 +440,8 @@ START_TEST(utf8_decoder_boundaries) {
         strcpy(buf + 2, bad[i]);
         ck_assert_msg(utf8_decode(buf, strlen(buf), cps, &err) == -1,
                       "bad sequence %zu was accepted", i);
-        ck_assert_str_eq(err.msg, "invalid UTF-8 at byte offset 2 (overlong "
-                         "form, surrogate or value above U+10FFFF)");
+        ck_assert_str_eq(err.msg, "invalid UTF-8 at byte 2 (overlong, "
+                         "surrogate or above U+10FFFF)");
     }
     // bytes that can never start a character, and a lone continuation
     static const char *const never[] = {"\x80", "\xbf", "\xf8\x80\x80\x80",
@@ -376,8 +450,8 @@ START_TEST(utf8_decoder_boundaries) {
         char buf[8] = "ab";
         strcpy(buf + 2, never[i]);
         ck_assert_int_eq(utf8_decode(buf, strlen(buf), cps, &err), -1);
-        ck_assert_msg(strstr(err.msg, "byte offset 2 (byte 0x") != NULL
-                      && strstr(err.msg, "cannot start a character"),
+        ck_assert_msg(strstr(err.msg, "at byte 2 (0x") != NULL
+                      && strstr(err.msg, "starts no character"),
                       "%s", err.msg);
     }
 }
@@ -608,6 +682,7 @@ Suite *common_suite(void) {
     tc = tcase_new("flags", "common");
     tcase_add_test(tc, flags_parse_all_types);
     tcase_add_test(tc, flags_switch_with_separate_value);
+    tcase_add_test(tc, flags_help_shows_the_ranges);
     tcase_add_test(tc, fold_print_breaks_between_words);
     // Exit tests need their own process: skipped under CK_FORK=no.
     const char *fork_env = getenv("CK_FORK");
@@ -616,6 +691,8 @@ Suite *common_suite(void) {
         tcase_add_exit_test(tc, flags_bad_value_exits_2, 2);
         tcase_add_exit_test(tc, flags_missing_value_exits_2, 2);
         tcase_add_exit_test(tc, flags_help_exits_0, 0);
+        tcase_add_exit_test(tc, flags_range_of_another_flag_exits_2, 2);
+        tcase_add_exit_test(tc, flags_range_exits_2, 2);
     }
     suite_add_tcase(s, tc);
     tc = tcase_new("utf8", "common");

@@ -550,6 +550,13 @@ START_TEST(st_rejects_bad_files) {
     ck_assert_int_eq(st_load(&f, path, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "header size 18446744073709551615 "
                                  "goes beyond"));
+    // A text file: its first 8 bytes make a size beyond any file, and no
+    // JSON header follows them. It is said to be no safetensors file, not
+    // given a header size of 7953764122556964899 beyond the file.
+    write_bytes(path, "First Citizen:\nBefore we proceed", 32);
+    ck_assert_int_eq(st_load(&f, path, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "is not a safetensors file"));
+    ck_assert_ptr_null(strstr(err.msg, "goes beyond"));
     remove_tree(d.path);
 }
 END_TEST

@@ -190,15 +190,17 @@ int main(int argc, char **argv) {
         {"plot-data", FLAG_STRING, &plot_dir, "also write the unigram and "
          "bigram counts as CSV files into this folder"},
     };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+    const FlagRange ranges[] = {
+        {"batch", .lo = 1, .hi = 64}, {"block", .lo = 1, .hi = 4096},
+        {"alpha", .lo = 1e-30, .hi = 1e30},
+    };
+    int n_flags = sizeof flags / sizeof flags[0];
+    int n_ranges = sizeof ranges / sizeof ranges[0];
+    flags_parse(argc, argv, flags, n_flags, ranges, n_ranges,
                 "Chapter 1: reads a text, builds its character vocabulary, "
                 "encodes it,\nsplits it 90/10, samples a batch and prints the "
                 "losses to beat.");
-    const FlagRange ranges[] = {
-        {"batch", batch, 1, 64}, {"block", block, 1, 4096},
-        {"alpha", alpha, 1e-30, 1e30},
-    };
-    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    flags_check_ranges(flags, n_flags, ranges, n_ranges);
     if (!*data) flags_fail("--data is empty: give a text file");
     // --text's line ends are read as a file's are (utf8.h)
     bool is_default = text == default_text;
@@ -224,9 +226,9 @@ int main(int argc, char **argv) {
     Corpus c;
     if (corpus_load(&c, data, &err) != 0) die("%s", err.msg);
     if (c.train.n < (size_t)block + 1 || c.val.n < 2)
-        flags_fail("%s is too short for --block %d: its train split has %zu "
-                   "tokens, its val split %zu (need %d and 2)", data, block,
-                   c.train.n, c.val.n, block + 1);
+        flags_fail("%s is too short for --block %d: train %zu tokens, val "
+                   "%zu (need %d and 2)", data, block, c.train.n, c.val.n,
+                   block + 1);
     // The bigram baseline counts every pair of characters: V x V numbers,
     // which a text of many distinct characters cannot afford. One at a
     // time: the batch, the vocabulary's ids, the text's round trip (its

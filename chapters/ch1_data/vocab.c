@@ -61,8 +61,8 @@ int vocab_encode(const Vocab *v, const uint32_t *text, size_t n, int *ids,
         if (ids[i] < 0) {
             char what[48];
             utf8_describe(text[i], what, sizeof what);
-            return error_set(err, "character %s at position %zu is not in "
-                             "the vocabulary", what, i);
+            return error_set(err, "%s at position %zu is not in the "
+                             "vocabulary", what, i);
         }
     }
     return 0;

@@ -446,7 +446,7 @@ int main(int argc, char **argv) {
     }
     Flag flags[] = {
         {"T", FLAG_INT, &T, "tokens in the example (the first T characters "
-         "of --text, at most 32)"},
+         "of --text)"},
         {"text", FLAG_STRING, &text, "the example's tokens (equal characters "
          "get equal input vectors)"},
         {"channels", FLAG_INT, &C, "channels of the example (C)"},
@@ -461,24 +461,27 @@ int main(int argc, char **argv) {
          "d_k and the forward pass's time against T as CSV files into this "
          "folder"},
     };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+    const FlagRange ranges[] = {
+        {"T", .lo = 1, .hi = MAX_EXAMPLE}, {"channels", .lo = 1, .hi = 1024},
+        {"heads", .lo = 1, .hi = 1024}, {"pad", .lo = 0, .hi_flag = "T"},
+        {"max-T", .lo = 64, .hi = 4096},
+    };
+    int n_flags = sizeof flags / sizeof flags[0];
+    int n_ranges = sizeof ranges / sizeof ranges[0];
+    flags_parse(argc, argv, flags, n_flags, ranges, n_ranges,
                 "Chapter 2: prints the causal attention weights of a small "
                 "example, shows why\nscores are scaled by 1/sqrt(d_k), "
                 "checks the backward pass against finite\ndifferences and "
                 "times the forward pass as the sequence grows.");
-    const FlagRange ranges[] = {
-        {"T", T, 1, MAX_EXAMPLE}, {"channels", C, 1, 1024},
-        {"heads", NH, 1, 1024}, {"pad", pad, 0, T}, {"max-T", max_T, 64, 4096},
-    };
-    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    flags_check_ranges(flags, n_flags, ranges, n_ranges);
     uint32_t *cps;
     Error err;
     long n = decode_text(text, &cps, &err);
     if (n < 0) flags_fail("--text: %s", err.msg);
     if (n == 0) flags_fail("--text is empty: give at least one character");
     if (T > n)
-        flags_fail("--text has %ld character%s, too few for --T %d (give a "
-                   "longer text or a smaller --T)", n, n == 1 ? "" : "s", T);
+        flags_fail("--text has %ld character%s, too few for --T %d", n,
+                   n == 1 ? "" : "s", T);
     if (C % NH != 0)
         flags_fail("--heads must divide --channels %d, got %d", C, NH);
     // a folder that cannot take the CSV file fails before any work

@@ -509,7 +509,14 @@ int main(int argc, char **argv) {
          "and their derivatives on [-4, 4], and the times of the FFN and "
          "attention against T, as CSV files into this folder"},
     };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+    const FlagRange ranges[] = {
+        {"T", .lo = 1, .hi = 64}, {"channels", .lo = 1, .hi = 1024},
+        {"ff", .lo = 1, .hi = 16384}, {"dropout", .lo = 0, .hi = 0.99},
+        {"max-T", .lo = 64, .hi = 2048},
+    };
+    int n_flags = sizeof flags / sizeof flags[0];
+    int n_ranges = sizeof ranges / sizeof ranges[0];
+    flags_parse(argc, argv, flags, n_flags, ranges, n_ranges,
                 "Chapter 3: runs the feed-forward network on a small "
                 "example, counts its\nparameters against attention's, "
                 "tabulates GELU against ReLU, checks the\nbackward pass "
@@ -519,11 +526,7 @@ int main(int argc, char **argv) {
     if (strcmp(gelu_name, "tanh") == 0) act = GELU_TANH;
     else if (strcmp(gelu_name, "exact") != 0)
         flags_fail("--gelu must be exact or tanh, got '%s'", gelu_name);
-    const FlagRange ranges[] = {
-        {"T", T, 1, 64}, {"channels", C, 1, 1024}, {"ff", F, 1, 16384},
-        {"dropout", p, 0, 0.99}, {"max-T", max_T, 64, 2048},
-    };
-    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    flags_check_ranges(flags, n_flags, ranges, n_ranges);
     Error err;
     // a folder that cannot take the CSV file fails before any work
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)

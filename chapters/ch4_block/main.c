@@ -292,9 +292,8 @@ static int parse_depths(const char *text, int *out) {
         char *end;
         long v = strtol(p, &end, 10);
         if (end == p || v < 1 || v > 256 || n == MAX_DEPTHS)
-            flags_fail("--depths must be up to %d numbers, each in [1, "
-                       "256], separated by commas, got '%s'", MAX_DEPTHS,
-                       text);
+            flags_fail("--depths takes up to %d numbers in [1, 256] with "
+                       "commas, got '%s'", MAX_DEPTHS, text);
         out[n++] = (int)v;
         p = end;
         if (*p == ',') p++;
@@ -312,21 +311,23 @@ int main(int argc, char **argv) {
         {"channels", FLAG_INT, &C, "channels of the depth experiment (C)"},
         {"heads", FLAG_INT, &NH, "attention heads of the depth experiment"},
         {"depths", FLAG_STRING, &depths_text, "stack depths to compare, "
-         "comma-separated"},
+         "comma-separated: up to 8, each in [1, 256]"},
         {"seed", FLAG_U64, &seed, "random seed of inputs and weights"},
         {"plot-data", FLAG_STRING, &plot_dir, "also write the gradient norms "
          "of each block of the deepest stack, and of its input, as a CSV "
          "file into this folder"},
     };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+    const FlagRange ranges[] = {
+        {"channels", .lo = 1, .hi = 1024}, {"heads", .lo = 1, .hi = 1024},
+    };
+    int n_flags = sizeof flags / sizeof flags[0];
+    int n_ranges = sizeof ranges / sizeof ranges[0];
+    flags_parse(argc, argv, flags, n_flags, ranges, n_ranges,
                 "Chapter 4: runs one Pre-LN Transformer block on a small "
                 "example, showing\nevery intermediate tensor, then compares "
                 "the gradients that reach the\nbottom of deep Pre-LN and "
                 "Post-LN stacks at initialisation.");
-    const FlagRange ranges[] = {
-        {"channels", C, 1, 1024}, {"heads", NH, 1, 1024},
-    };
-    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    flags_check_ranges(flags, n_flags, ranges, n_ranges);
     if (C % NH != 0)
         flags_fail("--heads must divide --channels (%d), got %d", C, NH);
     int depths[MAX_DEPTHS];
@@ -337,9 +338,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < n_depths; k++) layers += depths[k];
     const long budget = 1L << 22;   // the defaults use 180,224
     if (layers * C * C > budget)
-        flags_fail("--depths '%s' at --channels %d is %ld layers of %d "
-                   "channels, too long a run: keep layers x channels^2 "
-                   "at most %ld", depths_text, C, layers, C, budget);
+        flags_fail("--depths: %ld layers, too long: layers x channels^2 > "
+                   "%ld", layers, budget);
     Error err;
     // a folder that cannot take the CSV file fails before any work
     if (flags_given(&plot_dir) && plot_dir_check(plot_dir, &err) != 0)

@@ -245,12 +245,9 @@ int gpt_config_check(const GptConfig *cfg, Error *err) {
         {"n_embd x block_size", c * cfg->block_size, limit}};
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (rules[i].n > rules[i].max)
-            return error_set(err, "model config: too large: %s is %lld, "
-                             "at most %lld (n_embd=%d, vocab_size=%d, "
-                             "block_size=%d, n_layer=%d)", rules[i].what,
-                             (long long)rules[i].n, (long long)rules[i].max,
-                             cfg->n_embd, cfg->vocab_size, cfg->block_size,
-                             cfg->n_layer);
+            return error_set(err, "model config: too large: %s %lld > "
+                             "%lld", rules[i].what, (long long)rules[i].n,
+                             (long long)rules[i].max);
     if (cfg->positional != POS_LEARNED && cfg->positional != POS_SINUSOIDAL)
         return error_set(err, "model config: unknown positional kind %d",
                          (int)cfg->positional);

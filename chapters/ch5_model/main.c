@@ -323,18 +323,21 @@ int main(int argc, char **argv) {
          "(params.csv) and each token's time with and without the cache "
          "(generation.csv, when both are measured)"},
     };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
-                "Chapter 5: the whole GPT - parameters, checkpoints, "
-                "generation with a KV cache.");
     // one rule for every number: its range, said the same way
     const FlagRange ranges[] = {
-        {"tokens", tokens, 0, 100000}, {"temperature", temperature, 0, 1e30},
-        {"top-k", top_k, 0, 1e9}, {"top-p", top_p, 1e-30, 1},
-        {"threads", threads, 1, 1e9}, {"layers", layers, 1, 4096},
-        {"heads", heads, 1, 65536}, {"embd", embd, 1, 65536},
-        {"block", block, 1, 65536}, {"dropout", dropout, 0, 0.99},
+        {"tokens", .lo = 0, .hi = 100000},
+        {"temperature", .lo = 0, .hi = 1e30}, {"top-k", .lo = 0, .hi = 1e9},
+        {"top-p", .lo = 1e-30, .hi = 1}, {"threads", .lo = 1, .hi = 1e9},
+        {"layers", .lo = 1, .hi = 4096}, {"heads", .lo = 1, .hi = 65536},
+        {"embd", .lo = 1, .hi = 65536}, {"block", .lo = 1, .hi = 65536},
+        {"dropout", .lo = 0, .hi = 0.99},
     };
-    flags_check_ranges(ranges, sizeof ranges / sizeof ranges[0]);
+    int n_flags = sizeof flags / sizeof flags[0];
+    int n_ranges = sizeof ranges / sizeof ranges[0];
+    flags_parse(argc, argv, flags, n_flags, ranges, n_ranges,
+                "Chapter 5: the whole GPT - parameters, checkpoints, "
+                "generation with a KV cache.");
+    flags_check_ranges(flags, n_flags, ranges, n_ranges);
     // a path or text flag given as '' would otherwise be silently ignored
     const struct { const char *name; const char *const *value; } texts[] = {
         {"checkpoint", &checkpoint}, {"data", &data}, {"prompt", &prompt},

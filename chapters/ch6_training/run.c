@@ -188,43 +188,48 @@ static void parse_flags(Options *o, int argc, char **argv,
          "write the profile as profile.csv into this folder"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines or samples"},
     };
+    // one rule for every number: its range, said the same way
+    const FlagRange range[] = {
+        {"layers", .lo = 1, .hi = 1e9}, {"heads", .lo = 1, .hi = 1e9},
+        {"embd", .lo = 1, .hi = 1e9}, {"block", .lo = 1, .hi = 1e9},
+        {"bias", .lo = 0, .hi = 1}, {"dropout", .lo = 0, .hi = 0.99},
+        {"batch", .lo = 1, .hi = 1e9}, {"steps", .lo = 0, .hi = 1e9},
+        {"lr", .lo = 1e-30, .hi = 1e30}, {"min-lr", .lo = 0, .hi = 1e30},
+        {"warmup", .lo = 0, .hi = 1e9}, {"decay-steps", .lo = 0, .hi = 1e9},
+        {"beta1", .lo = 0, .hi = 0.999999}, {"beta2", .lo = 0, .hi = 0.999999},
+        {"weight-decay", .lo = 0, .hi = 1e30},
+        {"grad-clip", .lo = 0, .hi = 1e30}, {"eval-every", .lo = 0, .hi = 1e9},
+        // 10,000 batches of each split: 100 times nanoGPT's 200, and some
+        // minutes an evaluation here; more would only look like a hang
+        {"eval-iters", .lo = 1, .hi = 10000},
+        {"threads", .lo = 0, .hi = 1024}, {"save-every", .lo = 0, .hi = 1e9},
+        {"sample-chars", .lo = 0, .hi = 100000},
+        {"print-every", .lo = 1, .hi = 1e9},
+        {"stop-at-val", .lo = 0, .hi = 1e30}, {"minutes", .lo = 0, .hi = 1e6},
+    };
+    // ch6's flags and ranges, then be's, in one table each
     int n = sizeof flags / sizeof flags[0], extra = be ? be->n_flags : 0;
+    int nr = sizeof range / sizeof range[0], extra_r = be ? be->n_ranges : 0;
     Flag *all = xmalloc((size_t)(n + extra) * sizeof *all);
     memcpy(all, flags, sizeof flags);
     if (extra > 0) memcpy(all + n, be->flags, (size_t)extra * sizeof *all);
-    flags_parse(argc, argv, all, n + extra,
+    FlagRange *ranges = xmalloc((size_t)(nr + extra_r) * sizeof *ranges);
+    memcpy(ranges, range, sizeof range);
+    if (extra_r > 0)
+        memcpy(ranges + nr, be->ranges, (size_t)extra_r * sizeof *ranges);
+    flags_parse(argc, argv, all, n + extra, ranges, nr + extra_r,
                 be && be->about ? be->about
                                 : "Chapter 6: train the GPT on Tiny "
                                   "Shakespeare.");
-    free(all);
     if (be && be->program) error_set_progname(be->program);   // from now on
     if (flags_given(&t->steps) && !flags_given(&t->decay_steps))
         t->decay_steps = t->steps;   // a shorter run ends its cosine too
     if (flags_given(&t->steps) && !flags_given(&o->minutes))
         o->minutes = 0;              // a step count asked for is kept
     o->decay_given = flags_given(&t->decay_steps);
-    // one rule for every number: its range, said the same way
-    const FlagRange range[] = {
-        {"layers", o->layers, 1, 1e9}, {"heads", o->heads, 1, 1e9},
-        {"embd", o->embd, 1, 1e9}, {"block", o->block, 1, 1e9},
-        {"bias", o->bias, 0, 1}, {"dropout", o->dropout, 0, 0.99},
-        {"batch", t->batch, 1, 1e9}, {"steps", t->steps, 0, 1e9},
-        {"lr", t->lr, 1e-30, 1e30}, {"min-lr", t->min_lr, 0, 1e30},
-        {"warmup", t->warmup, 0, 1e9}, {"decay-steps", t->decay_steps, 0, 1e9},
-        {"beta1", t->adamw.beta1, 0, 0.999999}, {"beta2", t->adamw.beta2, 0,
-        0.999999}, {"weight-decay", t->adamw.weight_decay, 0, 1e30},
-        {"grad-clip", t->grad_clip, 0, 1e30},
-        {"eval-every", t->eval_every, 0, 1e9},
-        // 10,000 batches of each split: 100 times nanoGPT's 200, and some
-        // minutes an evaluation here; more would only look like a hang
-        {"eval-iters", t->eval_iters, 1, 10000},
-        {"threads", o->threads, 0, 1024}, {"save-every", o->save_every, 0,
-        1e9}, {"sample-chars", o->sample_chars, 0, 100000},
-        {"print-every", o->print_every, 1, 1e9},
-        {"stop-at-val", o->stop_at_val, 0, 1e30},
-        {"minutes", o->minutes, 0, 1e6},
-    };
-    flags_check_ranges(range, sizeof range / sizeof range[0]);
+    flags_check_ranges(all, n + extra, ranges, nr + extra_r);
+    free(all);
+    free(ranges);
     if (o->overwrite && !flags_given(&o->out))
         flags_fail("--overwrite replaces the run saved in --out DIR: give "
                    "--out too");
@@ -253,9 +258,9 @@ static void parse_flags(Options *o, int argc, char **argv,
         flags_fail("--batch %d does not split into %d equal parts, one per "
                    "process: give a multiple of %d", t->batch, dist_size(),
                    dist_size());
+    // (the budget times the first steps, in the warmup: see above)
     if (o->minutes > 0 && budget_probe(t) < BUDGET_MIN_PROBE)
-        flags_fail("--minutes needs --warmup %d or more, to measure the "
-                   "speed before the step count matters (or give --steps)",
+        flags_fail("--minutes needs --warmup %d or more, or give --steps",
                    BUDGET_MIN_PROBE);
 }
 
@@ -277,9 +282,9 @@ static void print_title(const TrainBackend *be);
 static void check_corpus(const Run *r, const Options *o, int block) {
     if (r->corpus.train.n < (size_t)block + 1
         || r->corpus.val.n < (size_t)block + 1)
-        flags_fail("%s is too short for --block %d: its train split has %zu "
-                   "tokens, its val split %zu (need %d each)", o->data, block,
-                   r->corpus.train.n, r->corpus.val.n, block + 1);
+        flags_fail("%s is too short for --block %d: train %zu tokens, val "
+                   "%zu (need %d each)", o->data, block, r->corpus.train.n,
+                   r->corpus.val.n, block + 1);
 }
 
 //> memory-plan
@@ -389,8 +394,8 @@ static void resume_run(Run *r, const Options *o) {
         snprintf(dir, sizeof dir, "%s", o->resume);
         char *slash = strrchr(dir, '/');
         if (slash) *slash = 0;
-        flags_fail("--resume takes the folder a run saved into (its --out "
-                   "DIR), not a file: try --resume %s", slash ? dir : ".");
+        flags_fail("--resume takes a run's folder, not a file: try "
+                   "--resume %s", slash ? dir : ".");
     }
     if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, dist_rank(),
                            dist_size(), &err) != 0)

@@ -24,6 +24,8 @@ typedef struct {
     const char *title;        // the first line of a run: "== <title> =="
     const Flag *flags;        // extra flags (common/flags.h), parsed with
     int n_flags;              // ch6's and shown in --help after them
+    const FlagRange *ranges;  // the extra flags' ranges, checked with
+    int n_ranges;             // ch6's and shown in their --help lines
     void *ctx;                // passed to every function below
     // After the flags are parsed, before anything is loaded: returns -1
     // to go on training, or an exit status to stop there (./ch8 --check

@@ -87,7 +87,23 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"plot-data", FLAG_STRING, &o->plot_data, "also write the "
          "cross-attention heatmap's weights as a CSV file into this folder"},
     };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+    const FlagRange range[] = {
+        {"symbols", .lo = 1, .hi = 26}, {"min-len", .lo = 1, .hi = 200},
+        {"max-len", .lo_flag = "min-len", .hi = 200},
+        {"embd", .lo = 1, .hi = 4096}, {"layers", .lo = 1, .hi = 64},
+        {"heads", .lo = 1, .hi_flag = "embd"}, {"ffn", .lo = 1, .hi = 65536},
+        {"dropout", .lo = 0, .hi = 0.99}, {"smoothing", .lo = 0, .hi = 0.99},
+        {"batch", .lo = 1, .hi = 65536}, {"steps", .lo = 1, .hi = 1e7},
+        {"lr", .lo = 1e-30, .hi = 1}, {"warmup", .lo = 0, .hi = 1e7},
+        {"eval-every", .lo = 1, .hi = 1e7},
+        {"held-out", .lo = 1, .hi = 100000},
+        {"show", .lo = 0, .hi_flag = "held-out"}, {"beam", .lo = 1, .hi = 64},
+        {"alpha", .lo = 0, .hi = 2}, {"threads", .lo = 0, .hi = 1024},
+        {"print-every", .lo = 1, .hi = 1e7},
+    };
+    int n_flags = sizeof flags / sizeof flags[0];
+    int n_ranges = sizeof range / sizeof range[0];
+    flags_parse(argc, argv, flags, n_flags, range, n_ranges,
                 "Chapter 7: an encoder-decoder Transformer learns to copy, "
                 "reverse or sort\nrandom strings, and shows its masks, its "
                 "decoding and its cross-attention.\n\n"
@@ -100,23 +116,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
                    o->task);
     if (!flags_given(&o->show) && o->show > o->held_out)
         o->show = o->held_out;
-    const FlagRange range[] = {
-        {"symbols", o->symbols, 1, 26}, {"min-len", o->min_len, 1, 200},
-        {"max-len", o->max_len, o->min_len, 200},
-        {"embd", o->embd, 1, 4096}, {"layers", o->layers, 1, 64},
-        {"heads", o->heads, 1, o->embd}, {"ffn", o->ffn, 1, 65536},
-        {"dropout", o->dropout, 0, 0.99},
-        {"smoothing", o->smoothing, 0, 0.99},
-        {"batch", t->batch, 1, 65536}, {"steps", t->steps, 1, 1e7},
-        {"lr", t->lr, 1e-30, 1}, {"warmup", t->warmup, 0, 1e7},
-        {"eval-every", o->eval_every, 1, 1e7},
-        {"held-out", o->held_out, 1, 100000},
-        {"show", o->show, 0, o->held_out}, {"beam", o->beam, 1, 64},
-        {"alpha", o->alpha, 0, 2},
-        {"threads", o->threads, 0, 1024},
-        {"print-every", o->print_every, 1, 1e7},
-    };
-    flags_check_ranges(range, sizeof range / sizeof range[0]);
+    flags_check_ranges(flags, n_flags, range, n_ranges);
     if (flags_given(&o->save) && *o->save == 0)
         flags_fail("--save is empty: give a file name");
     char *end;
@@ -222,8 +222,8 @@ static void bleu_mode(int argc, char **argv) {
         if (strcmp(argv[i], "--lowercase") == 0) lowercase = true;
         else if (strcmp(argv[i], "--help") == 0) return;
         else if (strncmp(argv[i], "--", 2) == 0 || nf == 2)
-            flags_fail("--bleu HYP REF takes no other argument but "
-                       "--lowercase, got '%s'", argv[i]);
+            flags_fail("--bleu HYP REF takes only --lowercase besides, "
+                       "got '%s'", argv[i]);
         else files[nf++] = argv[i];
     }
     if (nf < 2) flags_fail("--bleu needs two files: HYP REF");

@@ -157,7 +157,24 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"translate-file", FLAG_STRING, &o->translate_file, "translate every "
          "line of this file to standard output (with --checkpoint)"},
     };
-    flags_parse(argc, argv, flags, sizeof flags / sizeof flags[0],
+    const FlagRange range[] = {
+        {"merges", .lo = 0, .hi = 100000},
+        {"max-len", .lo = 2, .hi = MAX_LEN_MOST},
+        {"embd", .lo = 1, .hi = 4096}, {"layers", .lo = 1, .hi = 64},
+        {"heads", .lo = 1, .hi_flag = "embd"}, {"ffn", .lo = 1, .hi = 65536},
+        {"dropout", .lo = 0, .hi = 0.99}, {"smoothing", .lo = 0, .hi = 0.99},
+        {"batch-tokens", .lo = 16, .hi = 1e7},
+        {"epochs", .lo = 1, .hi = 10000}, {"steps", .lo = 0, .hi = 1e8},
+        {"lr", .lo = 1e-30, .hi = 1}, {"warmup", .lo = 0, .hi = 1e7},
+        {"eval-every", .lo = 0, .hi = 1e8}, {"show", .lo = 0, .hi = 1000},
+        {"beam", .lo = 1, .hi = 64}, {"alpha", .lo = 0, .hi = 2},
+        {"threads", .lo = 0, .hi = 1024}, {"print-every", .lo = 1, .hi = 1e7},
+        {"save-every", .lo = 0, .hi = 1e8},
+        {"stop-at-step", .lo = 0, .hi = 1e8}, {"minutes", .lo = 0, .hi = 1e6},
+    };
+    int n_flags = sizeof flags / sizeof flags[0];
+    int n_ranges = sizeof range / sizeof range[0];
+    flags_parse(argc, argv, flags, n_flags, range, n_ranges,
                 "Chapter 7, translation: an encoder-decoder Transformer "
                 "learns German to\nEnglish on Multi30k, with a BPE "
                 "tokenizer, and is measured with BLEU.");
@@ -166,25 +183,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     if (strcmp(o->tokenizer, "bpe") != 0 && strcmp(o->tokenizer, "char"))
         flags_fail("--tokenizer must be bpe or char, got '%s'",
                    o->tokenizer);
-    const FlagRange range[] = {
-        {"merges", o->merges, 0, 100000},
-        {"max-len", o->max_len, 2, MAX_LEN_MOST},
-        {"embd", o->embd, 1, 4096}, {"layers", o->layers, 1, 64},
-        {"heads", o->heads, 1, o->embd}, {"ffn", o->ffn, 1, 65536},
-        {"dropout", o->dropout, 0, 0.99},
-        {"smoothing", o->smoothing, 0, 0.99},
-        {"batch-tokens", o->batch_tokens, 16, 1e7},
-        {"epochs", o->epochs, 1, 10000}, {"steps", t->steps, 0, 1e8},
-        {"lr", t->lr, 1e-30, 1}, {"warmup", t->warmup, 0, 1e7},
-        {"eval-every", o->eval_every, 0, 1e8}, {"show", o->show, 0, 1000},
-        {"beam", o->beam, 1, 64}, {"alpha", o->alpha, 0, 2},
-        {"threads", o->threads, 0, 1024},
-        {"print-every", o->print_every, 1, 1e7},
-        {"save-every", o->save_every, 0, 1e8},
-        {"stop-at-step", o->stop_at_step, 0, 1e8},
-        {"minutes", o->minutes, 0, 1e6},
-    };
-    flags_check_ranges(range, sizeof range / sizeof range[0]);
+    flags_check_ranges(flags, n_flags, range, n_ranges);
     const char *texts[][2] = {
         {"data", o->data}, {"src", o->src_lang}, {"tgt", o->tgt_lang},
     };
@@ -201,8 +200,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
             flags_fail("--%s is empty", maybe[i].name);
     if ((*o->translate || *o->translate_file) && !*o->checkpoint)
         flags_fail("--translate and --translate-file need --checkpoint "
-                   "FILE, a model saved with --save (or --out DIR's "
-                   "DIR/model.safetensors)");
+                   "FILE");
     if (*o->translate && *o->translate_file)
         flags_fail("give --translate or --translate-file, not both");
     if (*o->checkpoint && *o->resume)
@@ -242,9 +240,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     }
     if (flags_given(&t->steps) && !flags_given(&o->minutes))
         o->minutes = 0;   // a step count asked for is kept
+    // (the budget times the first steps, in the warmup: see SPEED_PROBE)
     if (o->minutes > 0 && t->warmup < 1 + SPEED_PROBE)
-        flags_fail("--minutes needs --warmup %d or more, to measure the "
-                   "speed before the step count matters (or give --steps)",
+        flags_fail("--minutes needs --warmup %d or more, or give --steps",
                    1 + SPEED_PROBE);
 }
 
@@ -408,8 +406,8 @@ static int translate_saved(const Options *o) {
         die("%s", err.msg);
     Bpe bpe;
     if (!vocab || bpe_from_string(&bpe, vocab, &err) != 0)
-        die("%s: not a translation model (its tokenizer: %s)", o->checkpoint,
-            vocab ? err.msg : "none");
+        die("%s: not a translation model (%s)", o->checkpoint,
+            vocab ? "no BPE tokenizer in it" : "no tokenizer in it");
     free(vocab);
     // the sentences: one, or every line of a file, cut at the line ends
     // of utf8.h ("\r\n" as "\n")
@@ -517,8 +515,7 @@ static Json *run_file_read(Options *o, const char *dir) {
     size_t len;
     char *text = read_file(path, &len, &err);
     if (!text)
-        die("--resume %s: %s (give the --out DIR of an earlier "
-            "./ch7 --task translate run)", dir, err.msg);
+        die("%s (--resume takes a translation run's --out DIR)", err.msg);
     Json *j = json_parse(text, len, &err);
     free(text);
     if (!j) die("%s: %s", path, err.msg);
@@ -707,8 +704,8 @@ static void resume_run(Run *r, Options *o, const TrainConfig *tc) {
     if (seq2seq_load(path, &m, &step, &r->vocab, &err) != 0)
         die("%s", err.msg);
     if (!r->vocab || bpe_from_string(&r->bpe, r->vocab, &err) != 0)
-        die("%s: not a translation model (its tokenizer: %s)", path,
-            r->vocab ? err.msg : "none");
+        die("%s: not a translation model (%s)", path,
+            r->vocab ? "no BPE tokenizer in it" : "no tokenizer in it");
     if (flags_given(&tc->steps) && tc->steps < step)   // may extend it
         flags_fail("--steps %d: the run in %s is already at step %d",
                    tc->steps, dir, step);

@@ -94,9 +94,8 @@ int pairs_load(PairCorpus *c, const char *src_path, const char *tgt_path,
     int rc = -1;
     IntVec src = {0}, tgt = {0};
     if (ls.n != lt.n) {
-        error_set(err, "%s has %d lines but %s has %d: the files must be "
-                  "translations line by line", src_path, ls.n, tgt_path,
-                  lt.n);
+        error_set(err, "%s has %d lines but %s has %d: they must pair line "
+                  "by line", src_path, ls.n, tgt_path, lt.n);
         goto done;
     }
     c->src_off = xmalloc(((size_t)ls.n + 1) * sizeof *c->src_off);
@@ -119,8 +118,8 @@ int pairs_load(PairCorpus *c, const char *src_path, const char *tgt_path,
                 ++*dropped;
                 continue;
             }
-            error_set(err, "%s:%d: more than %d tokens: the model's "
-                      "max_len cannot hold it", ns > max_len ? src_path
+            error_set(err, "%s:%d: more than %d tokens: max_len cannot "
+                      "hold it", ns > max_len ? src_path
                       : tgt_path, k + 1, max_len);
             goto done;
         }

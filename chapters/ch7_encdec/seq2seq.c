@@ -249,12 +249,9 @@ int seq2seq_config_check(const Seq2SeqConfig *cfg, Error *err) {
         {"n_embd x max_len", c * cfg->max_len, limit}};
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         if (rules[i].n > rules[i].max)
-            return error_set(err, "model config: too large: %s is %lld, "
-                             "at most %lld (n_embd=%d, vocabulary %d, "
-                             "max_len=%d, %d + %d layers)", rules[i].what,
-                             (long long)rules[i].n, (long long)rules[i].max,
-                             cfg->n_embd, big, cfg->max_len, cfg->n_enc,
-                             cfg->n_dec);
+            return error_set(err, "model config: too large: %s %lld > "
+                             "%lld", rules[i].what, (long long)rules[i].n,
+                             (long long)rules[i].max);
     return 0;
 }
 

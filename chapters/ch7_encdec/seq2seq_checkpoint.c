@@ -88,8 +88,8 @@ static int parse_config(const StFile *f, Seq2SeqConfig *c, Error *err) {
         error_set(err, "%s: config metadata is %s, expected an object", path,
                   json_type_name(cfg->type));
     else if (json_get(cfg, "vocab_size") && !json_get(cfg, "src_vocab"))
-        error_set(err, "%s is a GPT of chapters 5 and 6, not chapter 7's "
-                  "encoder-decoder (./ch5 and ./ch6 read it)", path);
+        error_set(err, "%s is a GPT for ./ch5 and ./ch6, not an "
+                  "encoder-decoder", path);
     else if (config_int(cfg, "src_vocab", 1, &c->src_vocab, path, err)
              || config_int(cfg, "tgt_vocab", 1, &c->tgt_vocab, path, err)
              || config_int(cfg, "max_len", 1, &c->max_len, path, err)

@@ -76,8 +76,6 @@ static int cannot_train(const Gpu *g, const char *why) {
 static int before(void *ctx) {
     Gpu *g = ctx;
     char why[160];
-    FlagRange range = {"causal-block", g->causal_block, 0, 65536};
-    flags_check_ranges(&range, 1);
     if (g->tf32 && g->bf16) {
         fprintf(stderr, "ch8: error: --tf32 and --bf16 both set the matrix "
                 "products' precision: give one\n");
@@ -172,6 +170,7 @@ int main(int argc, char **argv) {
          "part of the T x T square past the blocks is never computed "
          "(0: the whole square)"},
     };
+    const FlagRange ranges[] = {{"causal-block", .lo = 0, .hi = 65536}};
     const TrainBackend be = {
         .program = "ch8",
         .title = TITLE,
@@ -180,6 +179,7 @@ int main(int argc, char **argv) {
                  "cannot train; --emulate checks the kernels under the\n"
                  "host emulation.",
         .flags = flags, .n_flags = (int)(sizeof flags / sizeof flags[0]),
+        .ranges = ranges, .n_ranges = 1,
         .ctx = &gpu, .before = before, .attach = attach, .detach = detach,
         .describe = describe, .generate = generate_gpu,
     };

@@ -265,7 +265,7 @@ START_TEST(bpe_unknown_and_errors) {
     Bpe u;
     const char *bad[] = {"ok\n\xff", "ab\0c", ""};
     const size_t blen[] = {4, 4, 0};
-    const char *want[] = {"text 1, line 2: invalid UTF-8 at byte offset 0",
+    const char *want[] = {"text 1, line 2: invalid UTF-8 at byte 0",
                           "NUL", "empty"};
     for (int k = 0; k < 3; k++) {
         ck_assert_int_eq(bpe_learn(&u, &bad[k], &blen[k], 1, 5, &err), -1);

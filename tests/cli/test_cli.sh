@@ -16,12 +16,15 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0 runs=0
 
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# the rule for an error line's width
+# shellcheck source=tests/error_width.sh
+. "$ROOT/tests/error_width.sh"
 
 # expect STATUS TEXT PROG ARGS...: runs $BIN/PROG ARGS, checks the exit
 # status and that stdout + stderr hold TEXT (empty TEXT: anything).
-# On a status of 2, stderr must be exactly one line.
+# On a status of 2, stderr must be exactly one line, within 80 columns.
 expect() {
-    local want=$1 text=$2 prog=$3
+    local want=$1 text=$2 prog=$3 wide
     shift 3
     runs=$((runs + 1))
     "$BIN/$prog" "$@" >"$TMP/out" 2>"$TMP/err"
@@ -37,6 +40,9 @@ expect() {
     fi
     if [ "$want" = 2 ] && [ "$(wc -l <"$TMP/err")" != 1 ]; then
         fail "$prog $*: expected one error line, got:"
+        sed 's/^/    /' "$TMP/err" >&2
+    elif [ "$want" = 2 ] && wide=$(error_too_wide "$TMP/err" "$@"); then
+        fail "$prog $*: the error is $wide wide, more than 80:"
         sed 's/^/    /' "$TMP/err" >&2
     fi
     if [ "$want" = 2 ] && [ -s "$TMP/out" ]; then
@@ -54,12 +60,91 @@ for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7; do
     expect 2 "integer, got 'x'" $p --seed x
 done
 
+# --help shows the range of every number flag (all but --seed have one),
+# and it is the range the flag's check applies: a value just past each
+# end is refused with the same numbers ("see --help" must not lie). An
+# end that is another flag's value ("in [0, --T]") is shown by name.
+help_ranges() {   # help_ranges PROG ARGS...: PROG ARGS --help, then each flag
+    local prog=$1 name arg lo hi range
+    shift
+    expect 0 "(default: " "$prog" "$@" --help
+    # one line per flag: "NAME|ARG|LO, HI", the range "-" where there is
+    # none, ARG "-" for a switch
+    awk '/^  --/ { if (f) print f "|" a "|" (r ? r : "-"); f = $1; a = $2;
+                   r = ""; sub(/^--/, "", f); if (a !~ /^(N|X|STR)$/) a = "-" }
+         { if (match($0, /in \[[^]]*\]/)) r = substr($0, RSTART + 4,
+                                                     RLENGTH - 5) }
+         END { if (f) print f "|" a "|" (r ? r : "-") }' "$TMP/out" \
+        >"$TMP/flags"
+    local n=0
+    while IFS='|' read -r name arg range; do
+        [ "$arg" = N ] || [ "$arg" = X ] || continue
+        [ "$name" = seed ] && continue
+        if [ "$range" = - ]; then
+            fail "$prog $* --help: --$name shows no range"
+            continue
+        fi
+        n=$((n + 1))
+        lo=${range%%, *} hi=${range#*, }
+        case $range in *--*) continue ;; esac   # another flag's value
+        local above below
+        if [ "$arg" = N ]; then
+            above=$(awk -v v="$hi" 'BEGIN { printf "%.0f", v + 1 }')
+            below=$(awk -v v="$lo" 'BEGIN { printf "%.0f", v - 1 }')
+        else
+            above=$(awk -v v="$hi" 'BEGIN { printf "%g", 2 * v + 1 }')
+            below=$(awk -v v="$lo" 'BEGIN { printf "%g", v - 1 }')
+        fi
+        expect 2 "--$name must be in [$lo, $hi], got" "$prog" "$@" \
+            --"$name" "$above"
+        expect 2 "--$name must be in [$lo, $hi], got" "$prog" "$@" \
+            --"$name" "$below"
+    done <"$TMP/flags"
+    [ "$n" -gt 0 ] || fail "$prog $* --help: no flag shows a range"
+    awk 'length($0) > 80 { print }' "$TMP/out" | grep -q . &&
+        fail "$prog $* --help: lines over 80 columns"
+}
+for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7; do help_ranges $p; done
+help_ranges ch7 --task translate
+[ -x "$BIN/ch8" ] && help_ranges ch8
+
+# The chapters show --help as the programs print it: each listing that
+# starts "$ ./chN ... --help" is their output, line for line ("..." stands
+# for lines left out).
+mkdir -p "$TMP/listings"
+awk -v out="$TMP/listings" '
+    /^```/ { if (f) { close(f); f = "" } next }
+    /^\$ \.\/ch[0-9][^|>]* --help$/ { f = out "/" ++n; print > f; next }
+    f { print > f }' "$ROOT"/chapters/ch*/ch*.md
+for l in "$TMP"/listings/*; do
+    [ -f "$l" ] || continue
+    read -r -a cmd < <(head -n 1 "$l" | sed 's/^\$ //')
+    prog=${cmd[0]#./}
+    [ -x "$BIN/$prog" ] || continue   # ./ch8 where nvcc is not
+    "$BIN/$prog" "${cmd[@]:1}" >"$TMP/help.out" 2>&1
+    # each run of lines between "..." must come, in order, in the output
+    if ! tail -n +2 "$l" | awk -v out="$TMP/help.out" '
+        BEGIN { while ((getline line < out) > 0) o[++n] = line; at = 1 }
+        function take() {   # the segment s[1..k] from o[at] on
+            for (i = at; i + k - 1 <= n; i++) {
+                for (j = 1; j <= k && o[i + j - 1] == s[j]; j++) ;
+                if (j > k) { at = i + k; k = 0; return 1 }
+            }
+            print "    not in the output: " s[1]; bad = 1; exit 1
+        }
+        $0 == "..." { if (k) take(); next }
+        { s[++k] = $0 }
+        END { if (k && !bad) take() }' >&2; then
+        fail "a chapter's listing of '$(head -n 1 "$l")' differs from it"
+    fi
+done
+
 # ch1
 expect 2 "--batch must be in [1, 64], got 0" ch1 --batch 0
 expect 2 "--block must be in [1, 4096], got 5000" ch1 --block 5000
 expect 2 "--alpha must be in [" ch1 --alpha 0
 expect 2 "--data is empty" ch1 --data ''
-expect 2 "--text: character" ch1 --text 'é'
+expect 2 "--text: 'é' (U+00E9) at position 0 is not in" ch1 --text 'é'
 printf 'abcdefghij' >"$TMP/short.txt"
 expect 2 "too short for --block 16" ch1 --data "$TMP/short.txt" --block 16
 expect 1 "cannot open $TMP/none.txt" ch1 --data "$TMP/none.txt"
@@ -98,8 +183,8 @@ expect 2 "--T must be in [1, 64], got 0" ch3 --T 0
 expect 2 "--channels must be in [1, 1024], got 0" ch4 --channels 0
 expect 2 "--heads must divide --channels (64), got 3" ch4 --heads 3
 expect 2 "--depths is empty" ch4 --depths ''
-expect 2 "each in [1, 256]" ch4 --depths 300
-expect 2 "too long a run" ch4 --depths 256,256,256,256,256,256,256,256
+expect 2 "up to 8 numbers in [1, 256]" ch4 --depths 300
+expect 2 "2048 layers, too long" ch4 --depths 256,256,256,256,256,256,256,256
 
 # ch5: flags
 expect 2 "--score is empty" ch5 --score ''
@@ -107,7 +192,7 @@ expect 2 "--save is empty" ch5 --save ''
 expect 2 "--checkpoint is empty" ch5 --checkpoint ''
 expect 2 "--score-file is empty" ch5 --score-file ''
 expect 2 "--prompt is empty" ch5 --prompt ''
-expect 2 "--prompt: character" ch5 --prompt 'é'
+expect 2 "--prompt: 'é' (U+00E9) at position 0 is not in" ch5 --prompt 'é'
 expect 2 "--tokens must be in [0, 100000], got 1000000" ch5 --tokens 1000000
 expect 2 "--top-p must be in [" ch5 --top-p 0
 expect 2 "--layers must be in [1, 4096], got 0" ch5 --layers 0
@@ -177,7 +262,7 @@ if [ "$(head -n 1 "$TMP/log.csv")" != \
    || ! grep -qE '^2,,[0-9.]+,[0-9.]+,,,$' "$TMP/log.csv"; then
     fail "ch6 --log: the CSV's columns"; cat "$TMP/log.csv" >&2
 fi
-expect 2 "--resume takes the folder a run saved into (its --out DIR), not a" \
+expect 2 "--resume takes a run's folder, not a file" \
     ch6 --resume "$TMP/run/model.safetensors"
 expect 2 "try --resume $TMP/run" ch6 --resume "$TMP/run/model.safetensors"
 expect 1 "--resume $TMP/none: No such file or directory (give the --out DIR" \
@@ -293,13 +378,13 @@ expect 0 "test set (1000 sentences):" ch7 --task translate --merges 0 \
 grep -qE "^max-len     [0-9]+ tokens, not 100: the longest sentence of the \
 val and test sets,$" "$TMP/out" && grep -qF "eval step 2 (epoch" "$TMP/out" \
     || fail "ch7 --merges 0: no max-len line, or no evaluation"
-expect 1 "val.de:6: more than 100 tokens: the model's max_len cannot hold" \
+expect 1 "val.de:6: more than 100 tokens: max_len cannot hold" \
     ch7 --task translate --merges 0 --max-len 100 --steps 2 --quiet
 head -n 3 "$ROOT/data/multi30k/val.de" >"$TMP/three.de"
 expect 0 "" ch7 --checkpoint "$TMP/mt.safetensors" --translate-file \
     "$TMP/three.de" --beam 2
 [ "$(wc -l <"$TMP/out")" = 3 ] || fail "ch7 --translate-file: not 3 lines"
-expect 1 "is a GPT of chapters 5 and 6, not chapter 7's encoder-decoder" \
+expect 1 "is a GPT for ./ch5 and ./ch6, not an encoder-decoder" \
     ch7 --checkpoint \
     "$ROOT/tests/reference/ch5_bias.safetensors" --translate x
 # what is missing is named, not a file '' that cannot be opened
@@ -454,7 +539,7 @@ expect 1 "cannot save checkpoints in $TMP/mtA/model.safetensors: not a" \
 grep -qF "tokenizer" "$TMP/out" && fail "ch7 --out FILE: trained before failing"
 expect 2 "--embd cannot change on --resume" ch7 --resume "$TMP/mtB" --embd 4
 expect 2 "already at step 6" ch7 --resume "$TMP/mtB" --steps 5
-expect 1 "--resume $TMP/none: cannot open" ch7 --resume "$TMP/none"
+expect 1 "cannot open $TMP/none/translate.json" ch7 --resume "$TMP/none"
 expect 2 "give one" ch7 --resume "$TMP/mtB" --checkpoint "$TMP/mt.safetensors"
 # as ch6: a new run into mtA, which holds one, is refused and leaves it
 # byte for byte; --overwrite replaces it, and --resume goes on with that
@@ -485,7 +570,7 @@ cmp -s "$TMP/mtC/model.safetensors" "$TMP/mtD/model.safetensors" \
     || fail "ch7 --minutes: not the run --steps 11 gives"
 expect 2 "--minutes needs --warmup 11" ch7 --task translate --warmup 5
 expect 2 "--preset must be default or base" ch7 --task translate --preset big
-expect 0 "d_model: channels (default: 512)" ch7 --task translate \
+expect 0 "d_model: channels, in [1, 4096] (default: 512)" ch7 --task translate \
     --preset base --help
 
 # --plot-data DIR: the CSV files behind the book's figures. A DIR that
@@ -763,8 +848,8 @@ narrow ch7 --task translate --merges 200 --embd 8 --ffn 8 --heads 1 \
 # ch7's one switch that is on: --help says how to turn it off, and the
 # usual wrong way is named
 expect 0 "--until-perfect[=0] " ch7 --help
-expect 2 "--until-perfect is a switch: write --until-perfect=0, not a \
-separate '0'" ch7 --until-perfect 0
+expect 2 "--until-perfect is a switch: write --until-perfect=0" ch7 \
+    --until-perfect 0
 
 # ch8, built where nvcc is: chapter 6's flags, its own, and without a GPU
 # an error for a run it cannot train, after the emulated self-check when

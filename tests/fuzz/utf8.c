@@ -57,7 +57,7 @@ static bool check_decoder(const uint8_t *data, size_t size) {
                   n < 0 ? err.msg : "valid", m < 0 ? "invalid" : "valid");
     if (n < 0) {
         char at[64];
-        snprintf(at, sizeof at, "at byte offset %zu ", bad_at);
+        snprintf(at, sizeof at, "at byte %zu ", bad_at);
         if (!strstr(err.msg, at))
             fuzz_fail("utf8_decode: \"%s\", the reference: %s", err.msg, at);
     } else {
