@@ -632,14 +632,14 @@ device" ch8 --emulate
     # without a GPU, whatever training was asked for is refused, never
     # ended with status 0 as if it had run
     if ! nvidia-smi -L >/dev/null 2>&1; then
-        bad gpu 1 "ch8: error: training needs a GPU (" ch8 "${t6[@]}" \
+        bad gpu 1 "ch8: error: training needs a GPU: " ch8 "${t6[@]}" \
             --steps 5 --out "$TMP/d8"
         if [ -e "$TMP/d8" ]; then
             failed=$((failed + 1))
             echo "FAIL ch8: made its --out folder without a GPU" >&2
         fi
-        bad gpu 1 "training needs a GPU (" ch8 --resume "$TMP/none"
-        bad gpu 1 "training needs a GPU (" ch8 --layers 1000
+        bad gpu 1 "training needs a GPU: " ch8 --resume "$TMP/none"
+        bad gpu 1 "training needs a GPU: " ch8 --layers 1000
     fi
 fi
 

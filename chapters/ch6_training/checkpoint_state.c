@@ -316,13 +316,10 @@ int checkpoint_dir_claim(const char *dir, const char *resumed,
         return 0;
     }
     if (step == -2)
-        return error_set(err, "%s holds the files of an earlier run "
-                         "(model.safetensors, state-*.safetensors): give "
-                         "another --out folder, or --overwrite to replace "
-                         "them", dir);
-    return error_set(err, "%s holds a run saved at step %d: --resume %s goes "
-                     "on with it; another --out folder, or --overwrite, "
-                     "starts anew", dir, step, dir);
+        return error_set(err, "%s holds an earlier run's files: give "
+                         "another --out, or --overwrite", dir);
+    return error_set(err, "%s holds a run (step %d): --resume %s, another "
+                     "--out, or --overwrite", dir, step, dir);
 }
 //< dir-claim
 

@@ -275,8 +275,8 @@ expect 2 "already at step 6" ch6 --resume "$TMP/run" --steps 5
 # a new run into a folder that holds one is refused, the saved run left
 # byte for byte as it was; --overwrite replaces it, --resume goes on
 cp -r "$TMP/run" "$TMP/run6"
-expect 2 "$TMP/run holds a run saved at step 6: --resume $TMP/run goes on \
-with it; another --out folder, or --overwrite, starts anew" ch6 \
+expect 2 "$TMP/run holds a run (step 6): --resume $TMP/run, another --out, \
+or --overwrite" ch6 \
     "${tiny[@]}" --steps 2 --out "$TMP/run"
 diff -r "$TMP/run" "$TMP/run6" >/dev/null \
     || fail "ch6 --out over a saved run: the run's files changed"
@@ -290,7 +290,7 @@ expect 0 "saved       $TMP/run/model.safetensors" ch6 "${tiny[@]}" --steps 2 \
 expect 0 "resumed     $TMP/run at step 2 of 3" ch6 --resume "$TMP/run" \
     --steps 3 --eval-iters 1 --sample-chars 0 --quiet --threads 1
 # (and a run resumed into another folder that holds a run)
-expect 2 "$TMP/run holds a run saved at step 3: --resume $TMP/run" ch6 \
+expect 2 "$TMP/run holds a run (step 3): --resume $TMP/run" ch6 \
     --resume "$TMP/run6" --out "$TMP/run" --steps 7
 
 # ch6: the time budget fixes the step count after the warmup's first
@@ -544,8 +544,8 @@ expect 2 "give one" ch7 --resume "$TMP/mtB" --checkpoint "$TMP/mt.safetensors"
 # as ch6: a new run into mtA, which holds one, is refused and leaves it
 # byte for byte; --overwrite replaces it, and --resume goes on with that
 cp -r "$TMP/mtA" "$TMP/mtA6"
-expect 2 "$TMP/mtA holds a run saved at step 6: --resume $TMP/mtA goes on \
-with it; another --out folder, or --overwrite, starts anew" ch7 "${mt[@]}" \
+expect 2 "$TMP/mtA holds a run (step 6): --resume $TMP/mtA, another --out, \
+or --overwrite" ch7 "${mt[@]}" \
     --out "$TMP/mtA"
 grep -qF "tokenizer" "$TMP/out" && fail "ch7 --out over a run: trained first"
 diff -r "$TMP/mtA" "$TMP/mtA6" >/dev/null \
@@ -864,7 +864,7 @@ if [ -x "$BIN/ch8" ]; then
     expect 2 "--tf32 and --bf16 both set" ch8 --tf32 --bf16
     expect 2 "--causal-block must be in [0, 65536]" ch8 --causal-block -1
     if ! nvidia-smi -L >/dev/null 2>&1; then
-        expect 1 "ch8: error: training needs a GPU (" ch8
+        expect 1 "ch8: error: training needs a GPU: " ch8
         [ "$(wc -l <"$TMP/err")" = 1 ] \
             || fail "ch8 without a GPU: not one error line"
         head -n 1 "$TMP/out" | grep -q "^== Chapter 8: " \
@@ -875,11 +875,11 @@ if [ -x "$BIN/ch8" ]; then
             || fail "ch8 without a GPU: no self-check"
         # no driver at all is said so, not as a driver that is too old
         if ! ldconfig -p 2>/dev/null | grep -qF libcuda.so.1; then
-            grep -qF "(no NVIDIA driver or GPU found)" "$TMP/err" \
+            grep -qF ": no NVIDIA driver or GPU found" "$TMP/err" \
                 || fail "ch8 without a driver: $(cat "$TMP/err")"
         fi
         # asked to train: one line at once, no self-check, nothing saved
-        expect 1 "training needs a GPU (" ch8 "${tiny[@]}" --steps 3 \
+        expect 1 "training needs a GPU: " ch8 "${tiny[@]}" --steps 3 \
             --out "$TMP/r8"
         [ "$(wc -l <"$TMP/err")" = 1 ] && [ ! -s "$TMP/out" ] \
             && [ ! -e "$TMP/r8" ] \
