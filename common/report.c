@@ -10,26 +10,23 @@
 // printed as a plain space.
 #define NBSP "\xc2\xa0"
 
-// Prints the word w[0..len), its no-break spaces as spaces; returns its
-// width in columns.
-static int print_word(FILE *out, const char *w, int len) {
-    int cols = 0;
-    for (int i = 0; i < len; cols++) {
-        if (strncmp(w + i, NBSP, 2) == 0 && i + 2 <= len) {
+// Prints the word w[0..len), its no-break spaces as spaces.
+static void print_word(FILE *out, const char *w, int len) {
+    for (int i = 0; i < len; i++) {
+        if (i + 1 < len && strncmp(w + i, NBSP, 2) == 0) {
             fputc(' ', out);
-            i += 2;
+            i++;
         } else {
-            fputc(w[i++], out);
+            fputc(w[i], out);
         }
     }
-    return cols;
 }
 
-// The width of the word w[0..len) in columns (bytes, a no-break space one).
+// The width of the word w[0..len) in columns: its UTF-8 characters (a
+// no-break space is one).
 static int word_width(const char *w, int len) {
-    int cols = len;
-    for (int i = 0; i + 1 < len; i++)
-        if (strncmp(w + i, NBSP, 2) == 0) cols--, i++;
+    int cols = 0;
+    for (int i = 0; i < len; i++) cols += ((unsigned char)w[i] & 0xc0) != 0x80;
     return cols;
 }
 
@@ -55,7 +52,8 @@ void fold_print(FILE *out, const char *text, int col, int indent, int width) {
             fprintf(out, "%*s", gap, "");
             col += gap;
         }
-        col += print_word(out, w, len);
+        print_word(out, w, len);
+        col += word_width(w, len);
         line_start = false;
         w += len;
     }

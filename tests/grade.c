@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "report.h"
 #include "utf8.h"
 
 const ExerciseInfo EXERCISE_TABLE[] = {
@@ -66,6 +67,32 @@ static void json_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+// Columns of UTF-8 text (a compiler's message quotes with ‘ and ’).
+static size_t columns(const char *s) {
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+void grade_table_row(FILE *out, const ExerciseInfo *e,
+                     const ExerciseResult *r) {
+    char tests[32], pts[64], row[256];
+    snprintf(tests, sizeof tests, "%d/%d", r->n_pass, r->n_tests);
+    snprintf(pts, sizeof pts, "%g/%g", exercise_score(e, r),
+             r->status == ST_SKIP ? 0 : e->points);
+    snprintf(row, sizeof row, "%-5s %-32s %6s %7s  %s%s", e->id, e->title,
+             tests, pts, status_word(r->status), r->note[0] ? ":" : "");
+    if (!r->note[0]) {
+        fprintf(out, "%s\n", row);
+    } else if (columns(row) + 1 + columns(r->note) <= GRADE_WIDTH) {
+        fprintf(out, "%s %s\n", row, r->note);
+    } else {   // the note below, under the title, folded between words
+        fprintf(out, "%s\n%*s", row, GRADE_NOTE_INDENT, "");
+        fold_print(out, r->note, GRADE_NOTE_INDENT, GRADE_NOTE_INDENT,
+                   GRADE_WIDTH);
+    }
+}
+
 int grade_report(const ExerciseResult *results, const char *json_path,
                  const char *output, const char *selection) {
     double total = 0, max_total = 0;
@@ -77,14 +104,8 @@ int grade_report(const ExerciseResult *results, const char *json_path,
         if (shown++ == 0)
             printf("\n%-5s %-32s %6s %7s  %s\n", "ex", "title", "tests",
                    "points", "result");
-        double s = exercise_score(e, r);
-        char tests[32], pts[64];
-        snprintf(tests, sizeof tests, "%d/%d", r->n_pass, r->n_tests);
-        snprintf(pts, sizeof pts, "%g/%g", s,
-                 r->status == ST_SKIP ? 0 : e->points);
-        printf("%-5s %-32s %6s %7s  %s%s%s\n", e->id, e->title, tests, pts,
-               status_word(r->status), r->note[0] ? ": " : "", r->note);
-        total += s;
+        grade_table_row(stdout, e, r);
+        total += exercise_score(e, r);
         if (r->status != ST_SKIP) max_total += e->points;
     }
     if (selection) {
@@ -93,9 +114,12 @@ int grade_report(const ExerciseResult *results, const char *json_path,
         if (shown)
             printf("total %g / %g points for the %d exercise%s run\n",
                    total, max_total, shown, shown == 1 ? "" : "s");
-        printf("%s ran part of the tests: this is no grade%s%s%s\n",
-               selection, json_path ? " and " : "", json_path ? json_path : "",
-               json_path ? " was not written" : "");
+        char line[1024];
+        snprintf(line, sizeof line, "%s ran part of the tests: this is no "
+                 "grade%s%s%s", selection, json_path ? " and " : "",
+                 json_path ? json_path : "",
+                 json_path ? " was not written" : "");
+        fold_print(stdout, line, 0, 2, GRADE_WIDTH);
         return 0;
     }
     printf("total %g / %g points\n", total, max_total);

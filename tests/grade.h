@@ -3,6 +3,7 @@
 #define TESTS_GRADE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct {
     const char *id;        // "1.2"
@@ -38,6 +39,16 @@ double exercise_score(const ExerciseInfo *e, const ExerciseResult *r);
 // The Check variables that run part of the tests ("CK_RUN_CASE=ex1.1"),
 // written into buf; NULL when none is set (all the tests run).
 const char *grade_selection(char *buf, size_t size);
+
+// The table keeps to 80 columns: a row whose note (a compiler's first
+// error, a missing file) would pass them gets the note on the lines
+// below, indented under the title and folded between words.
+enum { GRADE_WIDTH = 80, GRADE_NOTE_INDENT = 6 };
+
+// One row of the table: the exercise, its tests and points, its status
+// and the note, if any.
+void grade_table_row(FILE *out, const ExerciseInfo *e,
+                     const ExerciseResult *r);
 
 // Prints the table and writes json_path (Gradescope format). output, when
 // not NULL, becomes the top-level "output" (a compiler log, for example).

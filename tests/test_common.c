@@ -371,6 +371,9 @@ START_TEST(fold_print_breaks_between_words) {
                      "aaaa bbbb cccc dd ee\n");
     ck_assert_str_eq(folded("aaaa bbbb cccc ddd\xc2\xa0" "ee", 0),
                      "aaaa bbbb cccc\n    ddd ee\n");
+    // a column is a character: "Köln" is 4 columns, not 5 bytes
+    ck_assert_str_eq(folded("aaaa bbbb cccc K\xc3\xb6ln", 0),
+                     "aaaa bbbb cccc K\xc3\xb6ln\n");
 }
 END_TEST
 

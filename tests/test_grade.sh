@@ -38,6 +38,23 @@ score() {
 }
 total() { sed -n 's/^  "score": \([0-9.]*\),$/\1/p' "$1"; }
 has() { grep -q -e "$2" "$1" || fail "$3 (no '$2' in $1)"; }
+# has_below FILE ROW NOTE MESSAGE: a line matching ROW, then one matching
+# NOTE (a note too long for its row goes on the lines below it)
+has_below() {
+    awk -v row="$2" -v note="$3" 'hit && $0 ~ note { found = 1 }
+        { hit = $0 ~ row } END { exit !found }' "$1" \
+        || fail "$4 (no '$2' above '$3' in $1)"
+}
+# fits80 FILE WHAT: the grade table in FILE (from its header to the lines
+# after the total) keeps to 80 columns
+fits80() {
+    local wide
+    wide=$(sed -n '/^ex    title/,/^wrote \|was not written$/p' "$1" |
+           LC_ALL=C.UTF-8 awk 'length($0) > 80')
+    [ -z "$wide" ] || fail "$2: table lines over 80 columns: $wide"
+}
+# the chapters' listings of a grading (tests/listings.sh)
+. tests/listings.sh
 
 # ---- a student's folder as an LMS gives it ---------------------------------
 ex="$tmp/Jane Doe/exercises"
@@ -87,14 +104,16 @@ else
               -e '[ "(]/[a-z][^ ]*' "$j" | head -n 1)"
     fi
 fi
-has "$tmp/log1" \
-    '^2\.1 .* does not compile: ch2/ex2_1_softmax\.c:[0-9:]* error' \
-    "the table shows 2.1's first error"
-has "$tmp/log1" '^1\.2 .* file missing' "the table shows that 1.2 is missing"
-has "$tmp/log1" '^8\.3 .* does not compile: ch8/ex8_3_matmul\.cu:[0-9:]* error' \
-    "the table shows 8.3's first error"
-has "$tmp/log1" '^6\.4 .* ch6/ex6_4_clip_grad_norm\.c does not link' \
+has_below "$tmp/log1" '^2\.1 .* does not compile:$' \
+    '^      ch2/ex2_1_softmax\.c:[0-9:]* error' "the table shows 2.1's first error"
+has_below "$tmp/log1" '^1\.2 .* file missing:$' '^      no ch1/ex1_2_' \
+    "the table shows that 1.2 is missing"
+has_below "$tmp/log1" '^8\.3 .* does not compile:$' \
+    '^      ch8/ex8_3_matmul\.cu:[0-9:]* error' "the table shows 8.3's first error"
+has_below "$tmp/log1" '^6\.4 .* does not compile:$' \
+    '^      ch6/ex6_4_clip_grad_norm\.c does not link' \
     "the table shows that 6.4 does not link"
+fits80 "$tmp/log1" "a folder with missing and broken files"
 has "$tmp/log1" "undefined reference to .ex_clip_grad_norm'" \
     "the linker's message is shown"
 
@@ -106,6 +125,7 @@ cmp -s "$out/results.json" "$tmp/before.json" \
 has "$tmp/log" 'CK_RUN_CASE=ex1.1 ran part of the tests' "a partial run says so"
 rows=$(grep -c '^[1-9]\.[1-9] ' "$tmp/log")
 [ "$rows" = 1 ] || fail "CK_RUN_CASE=ex1.1 showed $rows rows, not 1"
+fits80 "$tmp/log" "CK_RUN_CASE=ex1.1"
 
 # ---- the wrong level, an empty folder: one clear line, no grade --------------
 mkdir -p "$tmp/empty"
@@ -148,6 +168,25 @@ in_tree grade build/stubs "$abs-stubs" \
     || fail "the stubs scored $(total "$out-stubs/results.json")"
 n=$(grep -c 'not implemented' "$tmp/log")
 [ "$n" = 42 ] || fail "'not implemented' said $n times, not once per exercise"
+# the chapters show this table ("make check EXERCISES=exercises" in a
+# fresh clone grades the stubs), and one exercise of it: as they are
+sed "s#$abs-stubs/#build/grade/#" "$tmp/log" > "$tmp/log-stubs"
+CK_RUN_CASE=ex1.2 in_tree grade build/stubs "$abs-stubs" \
+    || fail "grading 1.2 of the stubs exited with $?"
+sed "s#$abs-stubs/#build/grade/#" "$tmp/log" > "$tmp/log-one"
+fits80 "$tmp/log-one" "CK_RUN_CASE=ex1.2 of the stubs"
+shown_as() {   # shown_as COMMAND LOG: the chapters' listings of COMMAND
+    local dir=$tmp/listings-$RANDOM n l
+    n=$(listings_of "^$1\$" "$dir")
+    [ "$n" -gt 0 ] || fail "no chapter shows '$1'"
+    for l in "$dir"/*; do
+        [ -f "$l" ] || continue
+        listing_matches "$l" "$2" \
+            || fail "a chapter's listing of '$1' is not the stubs' table"
+    done
+}
+shown_as 'make check EXERCISES=exercises' "$tmp/log-stubs"
+shown_as 'CK_RUN_CASE=ex1\.2 make check EXERCISES=exercises' "$tmp/log-one"
 
 if [ "$tree" != . ]; then
     # ---- the student grades their exercises/ -----------------------------------
@@ -164,9 +203,10 @@ if [ "$tree" != . ]; then
     done
     [ "$(total "$j")" = 3 ] \
         || fail "the student's exercises/ scored $(total "$j"), not 3"
-    has "$tmp/log2" \
-        '^2\.1 .* does not compile: ch2/ex2_1_softmax\.c:[0-9:]* error' \
+    has_below "$tmp/log2" '^2\.1 .* does not compile:$' \
+        '^      ch2/ex2_1_softmax\.c:[0-9:]* error' \
         "the student's table shows 2.1's first error"
+    fits80 "$tmp/log2" "the student's exercises/"
     n=$(grep -c '^[1-8]\.[1-9] .* does not compile' "$tmp/log2")
     [ "$n" = 1 ] || fail "$n rows do not compile in the student's table, not 1"
     n=$(grep -c '^[1-8]\.[1-9] .* not implemented$' "$tmp/log2")

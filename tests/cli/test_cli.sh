@@ -16,9 +16,11 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0 runs=0
 
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-# the rule for an error line's width
+# the rule for an error line's width; the chapters' listings
 # shellcheck source=tests/error_width.sh
 . "$ROOT/tests/error_width.sh"
+# shellcheck source=tests/listings.sh
+. "$ROOT/tests/listings.sh"
 
 # expect STATUS TEXT PROG ARGS...: runs $BIN/PROG ARGS, checks the exit
 # status and that stdout + stderr hold TEXT (empty TEXT: anything).
@@ -108,35 +110,19 @@ for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7; do help_ranges $p; done
 help_ranges ch7 --task translate
 [ -x "$BIN/ch8" ] && help_ranges ch8
 
-# The chapters show --help as the programs print it: each listing that
-# starts "$ ./chN ... --help" is their output, line for line ("..." stands
-# for lines left out).
-mkdir -p "$TMP/listings"
-awk -v out="$TMP/listings" '
-    /^```/ { if (f) { close(f); f = "" } next }
-    /^\$ \.\/ch[0-9][^|>]* --help$/ { f = out "/" ++n; print > f; next }
-    f { print > f }' "$ROOT"/chapters/ch*/ch*.md
+# The chapters show --help as the programs print it: each listing of
+# "$ ./chN ... --help" is their output, line for line ("..." stands for
+# lines left out).
+n=$(listings_of '^\./ch[0-9][^|>]* --help$' "$TMP/listings")
+[ "$n" -ge 7 ] || fail "only $n --help listings found in the chapters"
 for l in "$TMP"/listings/*; do
     [ -f "$l" ] || continue
     read -r -a cmd < <(head -n 1 "$l" | sed 's/^\$ //')
     prog=${cmd[0]#./}
     [ -x "$BIN/$prog" ] || continue   # ./ch8 where nvcc is not
     "$BIN/$prog" "${cmd[@]:1}" >"$TMP/help.out" 2>&1
-    # each run of lines between "..." must come, in order, in the output
-    if ! tail -n +2 "$l" | awk -v out="$TMP/help.out" '
-        BEGIN { while ((getline line < out) > 0) o[++n] = line; at = 1 }
-        function take() {   # the segment s[1..k] from o[at] on
-            for (i = at; i + k - 1 <= n; i++) {
-                for (j = 1; j <= k && o[i + j - 1] == s[j]; j++) ;
-                if (j > k) { at = i + k; k = 0; return 1 }
-            }
-            print "    not in the output: " s[1]; bad = 1; exit 1
-        }
-        $0 == "..." { if (k) take(); next }
-        { s[++k] = $0 }
-        END { if (k && !bad) take() }' >&2; then
-        fail "a chapter's listing of '$(head -n 1 "$l")' differs from it"
-    fi
+    listing_matches "$l" "$TMP/help.out" \
+        || fail "a chapter's listing of '$(head -n 1 "$l")' is not its output"
 done
 
 # ch1
