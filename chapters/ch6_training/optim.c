@@ -1,6 +1,7 @@
 #include "optim.h"
 
 #include <math.h>
+#include <stdio.h>
 
 #include "parallel.h"
 
@@ -36,6 +37,21 @@ float lr_schedule(int it, int warmup, int decay_steps, float lr_max,
     return (float)(lr_min + coeff * ((double)lr_max - lr_min));
 }
 //< schedule
+
+void lr_schedule_describe(char *buf, size_t size, int steps, int warmup,
+                          int decay_steps, float lr_max, float lr_min,
+                          bool to_last) {
+    if (lr_min == lr_max && warmup == 0)
+        snprintf(buf, size, "constant");
+    else if (steps <= warmup)   // the run ends inside its warmup
+        snprintf(buf, size, "warmup %d: the run ends before the peak, no "
+                 "cosine", warmup);
+    else if (to_last)
+        snprintf(buf, size, "warmup %d, cosine to the last step", warmup);
+    else
+        snprintf(buf, size, "warmup %d, cosine to step %d", warmup,
+                 decay_steps);
+}
 
 //> clip
 // The squares are summed in NORM_PARTS fixed pieces of g, in parallel, and

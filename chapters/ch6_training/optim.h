@@ -6,6 +6,7 @@
 #ifndef CH6_OPTIM_H
 #define CH6_OPTIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -34,6 +35,16 @@ void adamw_update(float *p, const float *g, float *m, float *v, size_t n,
 float lr_schedule(int it, int warmup, int decay_steps, float lr_max,
                   float lr_min);
 //< schedule-api
+
+// The schedule of a run of `steps` steps as its header names it, into buf:
+// "constant"; "warmup W: the run ends before the peak, no cosine" when
+// the run stops inside its warmup; "warmup W, cosine to step D"; or, with
+// to_last (the step count is still to be fitted to a time budget, and the
+// cosine with it), "warmup W, cosine to the last step". Chapters 6 and 7
+// print it.
+void lr_schedule_describe(char *buf, size_t size, int steps, int warmup,
+                          int decay_steps, float lr_max, float lr_min,
+                          bool to_last);
 
 //> clip-api
 // The L2 norm of all n gradients together (summed in double).

@@ -466,17 +466,9 @@ static void print_run(const Run *r, const Options *o, int threads) {
                 mc->n_head == 1 ? "" : "s", mc->n_embd, T, mc->dropout,
                 mc->bias ? "true" : "false", r->gpt.model.num_params);
     char sched[96];
-    if (c->min_lr == c->lr && c->warmup == 0)
-        snprintf(sched, sizeof sched, "constant");
-    else if (c->steps <= c->warmup)   // the run ends inside its warmup
-        snprintf(sched, sizeof sched, "warmup %d: the run ends before the "
-                 "peak, no cosine", c->warmup);
-    else if (o->minutes > 0 && !o->decay_given)
-        snprintf(sched, sizeof sched, "warmup %d, cosine to the last step",
-                 c->warmup);
-    else
-        snprintf(sched, sizeof sched, "warmup %d, cosine to step %d",
-                 c->warmup, c->decay_steps);
+    lr_schedule_describe(sched, sizeof sched, c->steps, c->warmup,
+                         c->decay_steps, c->lr, c->min_lr,
+                         o->minutes > 0 && !o->decay_given);
     char steps[64];
     snprintf(steps, sizeof steps, o->minutes > 0 ? "up to %d steps (what "
              "fits in %g min)" : "%d steps", c->steps, o->minutes);

@@ -970,10 +970,13 @@ int mt_main(int argc, char **argv) {
             die("--log %s: cannot write it: %s", o.log, strerror(errno));
     }
     const TrainConfig *c = &r.tr.cfg;
-    report_line("training", "%d steps (%.1f epochs), lr %g -> %g (warmup %d, "
-                "cosine), label smoothing %g, dropout %g", c->steps,
-                (double)c->steps / r.tb.n_batches, c->lr, c->min_lr,
-                c->warmup, o.smoothing, r.g.model.cfg.dropout);
+    char sched[96];   // chapter 6's words for it
+    lr_schedule_describe(sched, sizeof sched, c->steps, c->warmup,
+                         c->decay_steps, c->lr, c->min_lr, o.minutes > 0);
+    report_line("training", "%d steps (%.1f epochs), lr %g -> %g (%s), "
+                "label smoothing %g, dropout %g", c->steps,
+                (double)c->steps / r.tb.n_batches, c->lr, c->min_lr, sched,
+                o.smoothing, r.g.model.cfg.dropout);
     if (o.minutes > 0)
         report_line("", "or as many steps as fit in %g minutes here, timed "
                     "on the first %d", o.minutes, 1 + SPEED_PROBE);

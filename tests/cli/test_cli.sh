@@ -16,6 +16,8 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0 runs=0
 
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+# said TEXT: the last output holds TEXT, perhaps folded over lines
+said() { tr '\n' ' ' <"$TMP/out" | tr -s ' ' | grep -qF -- "$1"; }
 # the rule for an error line's width; the chapters' listings
 # shellcheck source=tests/error_width.sh
 . "$ROOT/tests/error_width.sh"
@@ -222,6 +224,10 @@ fi
 tiny=(--layers 1 --heads 1 --embd 8 --block 8 --batch 2 --eval-iters 1
       --sample-chars 0 --quiet --threads 1)
 expect 2 "--lr must be in [" ch6 --lr -1
+# a run shorter than its warmup never reaches the peak: the header says so
+expect 0 "" ch6 "${tiny[@]}" --steps 2
+said "(warmup 100: the run ends before the peak, no cosine)" \
+    || fail "ch6 --steps 2: the header does not say the run ends in its warmup"
 expect 2 "--eval-iters must be in [1, 10000], got 100000000" ch6 \
     --eval-iters 100000000
 # a full disk under the output: stopped before the training, not after it
@@ -240,6 +246,7 @@ expect 1 "--log $TMP: cannot write it: Is a directory" ch6 "${tiny[@]}" \
 [ -s "$TMP/out" ] && fail "ch6 --log DIR: printed a report before failing"
 expect 0 "@ both" ch6 "${tiny[@]}" --steps 4 --warmup 1 --eval-every 2 \
     --out "$TMP/run" --log "$TMP/log.csv"
+said "(warmup 1, cosine to step 4)" || fail "ch6: the schedule in the header"
 # the CSV: a step's row has its batch loss, an evaluation's row the two
 # evaluated losses, each in a column of its own
 if [ "$(head -n 1 "$TMP/log.csv")" != \
@@ -354,6 +361,13 @@ for w in "tokenizer   BPE: " "batches     " "eval step 6 (epoch" \
          "BLEU|nrefs:1|case:mixed" "  reference  A man in an orange hat"; do
     grep -qF -- "$w" "$TMP/out" || fail "ch7 --task translate lacks '$w'"
 done
+# 6 steps of the preset's warmup of 400: said as chapter 6 says it
+said "(warmup 400: the run ends before the peak, no cosine)" \
+    || fail "ch7 --steps 6: the header does not say the run ends in its warmup"
+expect 0 "stopped as asked at step 1" ch7 --task translate --merges 200 \
+    --embd 8 --ffn 8 --heads 1 --layers 1 --steps 20 --warmup 2 \
+    --stop-at-step 1 --beam 1 --show 0 --quiet --threads 1
+said "(warmup 2, cosine to step 20)" || fail "ch7: the schedule in the header"
 # --merges 0 (characters) makes sentences of up to about 200 tokens:
 # the model grows to hold every val and test sentence, and says so, and
 # the run goes through its evaluations to the test set, all 1000
