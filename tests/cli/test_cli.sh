@@ -324,8 +324,31 @@ expect 2 "--max-len must be in [9, " ch7 --min-len 9 --max-len 8
 expect 2 "--beam must be in [" ch7 --beam 0
 expect 2 "--save is empty" ch7 --save ''
 expect 0 "held-out exact match" ch7 --symbols 3 --min-len 3 --max-len 3 \
-    --held-out 2 --steps 1 --quiet --threads 1024
+    --held-out 2 --steps 1 --quiet --threads 1024 --save "$TMP/rev.st"
 threads_note ch7
+# chapter 7's run gives the same numbers on 1 thread and on 2 (its text
+# says so): all but the speeds and the times
+for t in 1 2; do
+    expect 0 "step 60: held-out exact match" ch7 --steps 60 --eval-every 30 \
+        --print-every 30 --threads $t
+    sed -E 's/ +[0-9]+ tok\/s.*//; s/ +\[[0-9.]+ s\]$//' "$TMP/out" \
+        >"$TMP/run$t"
+done
+cmp -s "$TMP/run1" "$TMP/run2" \
+    || fail "ch7: 1 thread and 2 give other numbers: $(diff "$TMP/run1" \
+"$TMP/run2" | head -n 4)"
+# chapter 7 lists every key of its checkpoints' metadata, and only those
+# (its section "Saving and loading": a line "* `key`, ..." each)
+n=$(od -An -tu8 -N8 "$TMP/rev.st" | tr -d ' ')
+tail -c +9 "$TMP/rev.st" | head -c "$n" | sed -e 's/\\"//g' \
+    -e 's/^{"__metadata__":{//' -e 's/"},".*//' | grep -o '"[a-z_]*":"' |
+    tr -d '":' | sort >"$TMP/keys.file"
+awk '/^## / { in_s = $0 == "## Saving and loading" } in_s && /^\* `[a-z_]+`/ {
+        sub(/^\* `/, ""); sub(/`.*/, ""); print }' \
+    "$ROOT/chapters/ch7_encdec/ch7.md" | sort >"$TMP/keys.book"
+[ -s "$TMP/keys.file" ] && cmp -s "$TMP/keys.file" "$TMP/keys.book" \
+    || fail "ch7.md lists the metadata keys $(echo $(cat "$TMP/keys.book")), \
+a checkpoint has $(echo $(cat "$TMP/keys.file"))"
 
 # ch7 --bleu: scores two files and exits, without training; the lines are
 # sacreBLEU's (`sacrebleu REF -i HYP -m bleu chrf -w 2`)
