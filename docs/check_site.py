@@ -7,7 +7,8 @@ Usage (from the repository root; `make docs-check` runs it):
     python3 docs/check_site.py [--shots DIR] [SITE]     (SITE: docs/site)
 
 Each page (every *.html under SITE) is loaded twice, at a desktop width
-(1280 px) and at a phone width (390 px), and fails on:
+(1280 px) and at a phone width (390 px), and book.html a third time as
+`make pdf` prints it (print media, an A4 page's width), and fails on:
 
   - a link inside the site to a file that does not exist, to a folder
     without index.html, out of the site (but for links to the files of
@@ -22,11 +23,19 @@ Each page (every *.html under SITE) is loaded twice, at a desktop width
     pandoc writes when it cannot convert a formula, or as MathJax or
     KaTeX leave it when they did not run);
   - any console error, uncaught exception or failed request; a request
-    to the network counts as failed: the site must work offline.
+    to the network counts as failed: the site must work offline;
+  - a table with a column whose text wraps while the others leave width
+    empty beside their text (desktop and print), and on the index page a
+    table wider than the phone's screen;
+  - a flag in inline code broken across lines after its dashes ("--" at
+    the end of one line, "checkpoint" at the start of the next);
+  - a figure whose smallest label is drawn under 3/4 of the size of the
+    text beside it (desktop and print: gnuplot's SVG files, scaled as the
+    page draws them).
 
 With --shots DIR it saves a screenshot of each page at each width,
-DIR/PAGE-desktop.png and DIR/PAGE-phone.png, of the page's first three
-screens, and one of each figure of a chapter as it is drawn in the page
+DIR/PAGE-desktop.png and DIR/PAGE-phone.png (and book-print.png), of the
+page's first three screens, and one of each figure of a chapter as it is drawn in the page
 (desktop width), DIR/PAGE-figureN.png. Each problem is one line on stderr naming the page; the exit
 status is 0 when there are none, 1 when there are, 2 for a usage error.
 
@@ -43,6 +52,7 @@ import base64
 import fcntl
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -60,6 +70,10 @@ PROG = "docs-check"
 # beyond the view would lay a long page (book.html) out again, and took
 # most of the check's time.
 VIEWS = [("desktop", 1280, 3 * 800, False), ("phone", 390, 3 * 844, True)]
+# book.html once more as make pdf prints it: print media, the width of an
+# A4 page inside its margins (178 mm at 96 px an inch), screenshot
+# book-print.png.
+PRINT_VIEW = ("print", 673, 3 * 950, False)
 LOAD_TIMEOUT = 30.0         # s for one page to fire its load event
 CALL_TIMEOUT = 30.0         # s for Chromium to answer one command
 
@@ -143,6 +157,83 @@ PAGE_SCRIPT = r"""
   for (const e of document.querySelectorAll(
          "mjx-merror, .katex-error, .MathJax_Error"))
     problems.push(`math error: ${short(e.textContent, 60)}` + under(e));
+  // Tables. A column whose text wraps while another keeps empty width
+  // beside its text (pandoc's equal "---" widths did that: a column of
+  // "./ch1" a quarter of the table, the long text beside it twenty lines
+  // tall). And on a phone, a table whose columns run off the screen.
+  const phone = screen.width < 600;
+  const tables = [...document.querySelectorAll("main table")]
+                   .filter(t => t.checkVisibility());
+  for (const [k, t] of tables.entries()) {
+    const first = t.rows[0] ? [...t.rows[0].cells].map(c => c.textContent)
+                               .join(" ") : t.textContent;
+    const name = `table ${k + 1} (` + short(first, 40) + ")";
+    if (phone) {
+      // (a table of display: block scrolls inside its box: its scroll
+      // width; one of display: table overflows its parent: its own)
+      const wide = Math.round(Math.max(t.scrollWidth,
+                                       t.getBoundingClientRect().width));
+      const room = t.parentElement.clientWidth;
+      if (wide > room + 1 && t.closest(".page-index"))
+        problems.push(`${name} is ${wide} px wide where ${room} px fit ` +
+                      `on a ${screen.width} px screen: its last ` +
+                      `columns are cut off` + under(t));
+      continue;
+    }
+    const cols = [];     // per column: [text width, widest text]
+    for (const row of t.rows) {
+      if (row.cells.length !== (t.rows[0] || row).cells.length) continue;
+      for (const [j, c] of [...row.cells].entries()) {
+        const cs = getComputedStyle(c);
+        const inner = c.clientWidth - parseFloat(cs.paddingLeft) -
+                      parseFloat(cs.paddingRight);
+        const probe = document.createElement("div");
+        probe.style.cssText = "position: absolute; visibility: hidden; " +
+                              "width: max-content; left: 0; top: 0";
+        probe.innerHTML = c.innerHTML;
+        c.appendChild(probe);
+        const need = probe.getBoundingClientRect().width;
+        probe.remove();
+        cols[j] = cols[j] || [inner, 0];
+        cols[j][1] = Math.max(cols[j][1], need);
+      }
+    }
+    const wraps = cols.findIndex(([w, need]) => need > w + 1);
+    const spare = cols.reduce((sum, [w, need]) =>
+                              sum + (need <= w + 1 ? w - need : 0), 0);
+    if (wraps >= 0 && spare > 40)
+      problems.push(`${name}: column ${wraps + 1} wraps its text while ` +
+                    `the others leave ${Math.round(spare)} px empty` +
+                    under(t));
+  }
+  // The figures as drawn here, and the size of the text beside them
+  // (the check of their labels' size needs their files: see below).
+  const p0 = document.querySelector("main p") || document.body;
+  const figures = [...document.querySelectorAll("figure img")]
+    .filter(i => i.checkVisibility())
+    .map(i => ({src: i.getAttribute("src"),
+                width: i.getBoundingClientRect().width}));
+  const text_px = parseFloat(getComputedStyle(p0).fontSize);
+  // A flag in inline code broken after its dashes: "--" at the end of a
+  // line, "checkpoint" at the start of the next (the PDF did that).
+  for (const c of document.querySelectorAll("main code")) {
+    if (c.closest("pre")) continue;
+    const walk = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+    for (let n; (n = walk.nextNode());) {
+      const re = /(^|\s)(-+)(?=[A-Za-z0-9])/g;
+      for (let m; (m = re.exec(n.data));) {
+        const r = document.createRange();
+        const at = m.index + m[1].length;
+        r.setStart(n, at);
+        r.setEnd(n, at + m[2].length + 1);
+        const boxes = [...r.getClientRects()].filter(b => b.width > 0);
+        if (boxes.length > 1 &&
+            boxes[boxes.length - 1].top - boxes[0].top > 2)
+          problems.push(`inline code "${short(c.textContent, 40)}" is ` +
+                        `broken after its dashes` + under(c));
+      }
+    }
+  }
   const links = [];
   for (const a of document.querySelectorAll("a[href], area[href]"))
     links.push({href: a.getAttribute("href"), url: a.href,
@@ -150,7 +241,7 @@ PAGE_SCRIPT = r"""
   const ids = [];
   for (const e of document.querySelectorAll("[id]")) ids.push(e.id);
   for (const a of document.querySelectorAll("a[name]")) ids.push(a.name);
-  return JSON.stringify({problems, links, ids});
+  return JSON.stringify({problems, links, ids, figures, text_px});
 })()
 """
 
@@ -327,7 +418,7 @@ def shoot_figures(browser, sid, shot_path):
 
 def load_page(browser, url, view, shot_path):
     """Load url at one width. Returns (problems, links, ids)."""
-    _, width, height, mobile = view
+    name, width, height, mobile = view
     target = browser.call("Target.createTarget", {"url": "about:blank"})
     tid = target["targetId"]
     sid = browser.call("Target.attachToTarget",
@@ -345,6 +436,9 @@ def load_page(browser, url, view, shot_path):
                      {"width": width, "height": height,
                       "deviceScaleFactor": 1, "mobile": mobile},
                      session=sid)
+        browser.call("Emulation.setEmulatedMedia",
+                     {"media": "print" if name == "print" else ""},
+                     session=sid)
         nav = browser.call("Page.navigate", {"url": url}, session=sid)
         if nav.get("errorText"):
             return [f"cannot be opened ({nav['errorText']})"], [], []
@@ -358,12 +452,15 @@ def load_page(browser, url, view, shot_path):
                              res["exceptionDetails"].get("text", "?"))
         found = json.loads(res["result"]["value"])
         problems += found["problems"]
+        if not mobile:
+            problems += figure_problems(urllib.parse.urlsplit(url).path,
+                                        found["figures"], found["text_px"])
         if shot_path:
             shot = browser.call("Page.captureScreenshot", {"format": "png"},
                                 session=sid)
             with open(shot_path, "wb") as f:
                 f.write(base64.b64decode(shot["data"]))
-            if not mobile and not url.endswith("/book.html"):
+            if name == "desktop" and not url.endswith("/book.html"):
                 shoot_figures(browser, sid, shot_path)
         # One more round trip: every event of the load is read by now.
         browser.call("Runtime.evaluate", {"expression": "0"}, session=sid)
@@ -372,6 +469,37 @@ def load_page(browser, url, view, shot_path):
     finally:
         browser.call("Target.closeTarget", {"targetId": tid})
         browser.take_events(sid)
+
+
+# A figure's labels, as drawn in the page at the desktop width, are at
+# least this much of the size of the text beside them. (On a phone every
+# figure is shrunk to the screen; that is no fault of the figure.)
+LABEL_MIN = 0.75
+
+
+def figure_problems(page_path, figures, text_px):
+    """Figures whose smallest label is drawn too small: their SVG files
+    (gnuplot's: a width and font-size attributes) scaled as the page
+    draws them."""
+    out = []
+    for fig in figures:
+        src = urllib.parse.unquote(fig["src"].split("#")[0])
+        path = os.path.join(os.path.dirname(urllib.parse.unquote(page_path)),
+                            src)
+        if not src.endswith(".svg") or not os.path.isfile(path):
+            continue            # (a missing image is reported elsewhere)
+        with open(path, encoding="utf-8") as f:
+            svg = f.read()
+        width = re.search(r'<svg[^>]*?\swidth="([0-9.]+)', svg)
+        sizes = [float(x) for x in re.findall(r'font-size="([0-9.]+)"', svg)]
+        if not width or not sizes or fig["width"] <= 0:
+            continue
+        px = min(sizes) * fig["width"] / float(width.group(1))
+        if px < LABEL_MIN * text_px:
+            out.append(f"figure {src}: labels drawn {px:.1f} px high beside "
+                       f"{text_px:.0f} px text (at least "
+                       f"{LABEL_MIN * text_px:.1f} px)")
+    return out
 
 
 def event_problems(events):
@@ -500,7 +628,8 @@ def main():
         try:
             for page in pages:
                 url = "file://" + urllib.parse.quote(os.path.join(site, page))
-                for view in VIEWS:
+                views = VIEWS + ([PRINT_VIEW] if page == "book.html" else [])
+                for view in views:
                     shot = None
                     if args.shots:
                         name = page[:-len(".html")].replace(os.sep, "_")

@@ -302,6 +302,45 @@ function Math(m)
   end
 end
 
+-- Inline code such as `--checkpoint FILE`: a browser may break a line
+-- after any hyphen, and the PDF printed "--" at the end of one line and
+-- "checkpoint" at the start of the next. Each word of inline code that
+-- starts with a hyphen (a flag) goes into <span class="nobr">, which
+-- style.css keeps whole; the spaces between the words still break, and
+-- so may a long path after a hyphen inside it. (A character that forbids
+-- the break, such as U+2011 or U+2060, would be copied with the command
+-- and break it in a shell.)
+local function html_escape(s)
+  return (s:gsub("&", "&amp;"):gsub("<", "&lt;"):gsub(">", "&gt;"))
+end
+
+function Code(c)
+  if not FORMAT:match("html") or not (" " .. c.text):find("%s%-") then
+    return nil
+  end
+  local parts = {}
+  for space, word in c.text:gmatch("(%s*)(%S*)") do
+    if space ~= "" then parts[#parts + 1] = html_escape(space) end
+    if word ~= "" then
+      local w = html_escape(word)
+      if word:sub(1, 1) == "-" then
+        w = '<span class="nobr">' .. w .. '</span>'
+      end
+      parts[#parts + 1] = w
+    end
+  end
+  local attrs = ""
+  if c.identifier ~= "" then
+    attrs = attrs .. ' id="' .. html_escape(c.identifier) .. '"'
+  end
+  if #c.classes > 0 then
+    attrs = attrs .. ' class="' .. html_escape(table.concat(c.classes, " "))
+            .. '"'
+  end
+  return pandoc.RawInline("html", "<code" .. attrs .. ">" ..
+                          table.concat(parts) .. "</code>")
+end
+
 -- Book page only (a no-op on single pages, where pandoc already makes
 -- ids unique): build.sh renders book.html with --file-scope, so two
 -- chapters may both have a heading "Exercises" with id "exercises".

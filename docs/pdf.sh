@@ -8,7 +8,8 @@
 # No LaTeX: the browser prints the page as it shows it, with the print
 # rules at the end of docs/style.css (A4, each chapter on a new page, no
 # navigation bars). Then pdfinfo and pdftotext (poppler-utils) check the
-# result: every chapter's heading must be the first line of a page.
+# result: every chapter's heading must be the first line of a page, and
+# no flag of inline code (--checkpoint) may be broken after its dashes.
 #
 # Environment: CHROMIUM, the browser to run (default: chromium).
 set -euo pipefail
@@ -63,4 +64,15 @@ starts=$(pdftotext -layout "$OUT" - |
   die "$OUT: only $starts of the $chapters chapters begin a page (the" \
       "print rules at the end of docs/style.css put each on a new one;" \
       "the PDF is left there to look at)"
+# A flag of inline code broken after its dashes: a line that ends in
+# "--" alone, and the next goes on with the flag's name (the
+# print rules keep such a flag whole: docs/include.lua, code .nobr).
+broken=$(pdftotext -layout "$OUT" - |
+  awk '{ sub(/[ \t]+$/, "") }
+       prev ~ /(^|[ (])--$/ && prev !~ /^[ \t-]*$/ && $0 ~ /^[ \t]*[A-Za-z]/ {
+         print "  " prev " / " $0; n++ }
+       { prev = $0 }
+       END { exit n > 0 }') ||
+  die "$OUT: flags broken after their dashes at the end of a line:
+$(head -n 5 <<<"$broken")"
 echo "wrote $OUT: $pages pages, each of the $chapters chapters from a new page"

@@ -125,6 +125,28 @@ page "$B/exception.html" '<script>null.f();</script>'
 page "$B/network.html" \
     '<link rel="stylesheet" href="https://example.com/x.css">'
 page "$B/css.html" '<link rel="stylesheet" href="missing.css">'
+# the layout: a column squeezed by pandoc's equal widths beside one of
+# short words; a flag broken after its dashes; a figure whose labels are
+# drawn far smaller than the text; on the index, a table wider than a
+# phone
+page "$B/table.html" '<main><table style="width: 600px"><colgroup>
+<col style="width: 50%"><col style="width: 50%"></colgroup>
+<tr><td>./ch1</td><td>a long text that must wrap in a column of half the
+table, while the short one beside it keeps most of its half empty</td></tr>
+</table></main>'
+page "$B/flag.html" '<main><p style="width: 4ch">
+<code>--checkpoint</code></p></main>'
+printf '%s
+' '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="60">'     '<g font-family="sans-serif" font-size="6.00"><text x="10" y="30">tiny'     'labels</text></g></svg>' >"$B/figures/tiny.svg"
+page "$B/labels.html" '<main><p>Text of 16 px.</p><figure>
+<img src="figures/tiny.svg" alt="tiny"><figcaption>Tiny</figcaption>
+</figure></main>'
+page "$B/wide.html" '<main class="page-index"><table><tr>
+<td style="white-space: nowrap">a row of text far wider than any phone,
+on one line</td><td>the status</td></tr></table></main>'
+# (a phone lays out a page of its own width only where the page says so)
+sed -i 's|<meta charset="utf-8">|&<meta name="viewport" content="width=device-width">|' \
+    "$B/wide.html"
 
 "${CHECK[@]}" "$B" >"$TMP/out" 2>"$TMP/err"
 rc=$?
@@ -180,9 +202,14 @@ properties of null (reading 'f')"
 expect network.html 1 'request failed: https://example.com/x.css' \
     '(a request to the network; the site must work offline)'
 expect css.html 1 "request failed: $B/missing.css (net::ERR_FILE_NOT_FOUND)"
-# 18 problems, in every page but ok.html
+expect table.html 1 'table 1 (./ch1 a long text that must wrap in a...): column 2 wraps its text while the others leave'
+expect flag.html 1 'inline code "--checkpoint" is broken after its dashes'
+expect labels.html 1 'figure figures/tiny.svg: labels drawn 6.0 px high beside 16 px text (at least 12.0 px)'
+expect wide.html 1 'table 1 (a row of text far wider than any phon...) is' \
+    'px fit on a 390 px screen: its last columns are cut off'
+# 22 problems, in every page but ok.html
 n=$(find "$B" -name '*.html' | wc -l)
-summary="docs-check: FAILED: 18 problem(s) in $((n - 1)) of $n page(s)"
+summary="docs-check: FAILED: 22 problem(s) in $((n - 1)) of $n page(s)"
 if sed -E 's/ \([0-9.]+ s\)$//' "$TMP/err" | grep -qxF "$summary"; then
     ok
 else

@@ -7,7 +7,7 @@ eval svg(900, 400)
 set output out.'/ch2_saturation.svg'
 f = data.'/ch2/saturation.csv'
 keys = 128                       # the keys of each softmax
-set key top left
+set key below   # (the curves cross every corner of both panels)
 set grid
 set logscale x 2
 set xrange [1:512]
@@ -22,7 +22,6 @@ plot f skip 1 every 2 using 1:4 with linespoints lw 2 pt 7 ps 0.6 \
      1.0 / keys with lines dt 2 lw 1.5 lc rgb "#555555" title "uniform: 1/128"
 set title "entropy of a row (mean)"
 set yrange [0:5]
-set key bottom left
 plot f skip 1 every 2 using 1:5 with linespoints lw 2 pt 7 ps 0.6 \
        lc rgb "#3182bd" title "scaled by 1/sqrt(d_k)", \
      f skip 1 every 2::1 using 1:5 with linespoints lw 2 pt 7 ps 0.6 \

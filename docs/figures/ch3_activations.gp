@@ -16,6 +16,7 @@ plot f skip 1 using 1:2 with lines lw 2 lc rgb "#999999" title "ReLU", \
      f skip 1 using 1:6 with lines lw 2 dt 2 lc rgb "#e6550d" title "GELU (tanh form)"
 set title "derivative"
 set yrange [-0.2:1.2]
+set key bottom right samplen 2   # (the curves fill the top left here)
 plot f skip 1 using 1:3 with lines lw 2 lc rgb "#999999" title "ReLU'", \
      f skip 1 using 1:5 with lines lw 2 lc rgb "#3182bd" title "GELU' (exact)", \
      f skip 1 using 1:7 with lines lw 2 dt 2 lc rgb "#e6550d" title "GELU' (tanh form)"

@@ -4,7 +4,7 @@
 # build/figures-data/ch5_default/params.csv (tensor,part,layers,params,
 # percent); the tied LM head is a row of 0.
 load 'docs/figures/common.gp'
-eval svg(760, 420)
+eval svg(900, 460)
 set output out.'/ch5_params.svg'
 f = data.'/ch5_default/params.csv'
 stats f skip 1 using 4 nooutput
@@ -19,13 +19,14 @@ row_name(t, l) = l > 1 ? sprintf("%s (x %d)", t, l) : t
 bar_label(n, p) = n > 0 ? sprintf("%d  %.1f%%", n, p) : "0 (tied to wte)"
 set style fill solid 0.9 noborder
 set yrange [rows - 0.5:-0.5]
-set xrange [0:STATS_max * 1.35]
+set xrange [0:STATS_max * 1.5]   # room for the numbers after the bars
 set ytics scale 0
-set xtics nomirror
+set xtics nomirror 100000
+set format x '%.0s%c'   # 100k, 200k, ...
 set ytics nomirror
 set grid xtics
 set xlabel "parameters (all layers)"
-set key top right
+set key below horizontal maxcols 3
 plot f skip 1 using (0):0:(0):4:($0 - 0.35):($0 + 0.35): \
          (part_colour(strcol(2))):ytic(row_name(strcol(1), $3)) \
          with boxxyerror lc rgb variable, \
