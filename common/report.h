@@ -13,10 +13,11 @@
 enum { REPORT_INDENT = 12, REPORT_WIDTH = 80 };
 
 // Prints text to out from column col, breaking between words before a word
-// would pass column width (columns are UTF-8 characters); each new line starts with indent spaces. A
-// newline in text also starts such a line. A word longer than a line is
-// printed whole. A no-break space (U+00A0, "\xc2\xa0") joins two words,
-// never broken there, and prints as a space. Ends with a newline.
+// would pass column width (a column is a UTF-8 character); each new line
+// starts with indent spaces. A newline in text also starts such a line. A
+// word longer than a line is printed whole. A no-break space (U+00A0,
+// "\xc2\xa0") joins two words, never broken there, and prints as a space.
+// Ends with a newline.
 void fold_print(FILE *out, const char *text, int col, int indent, int width);
 
 // printf's format into "label       text", folded as above, to stdout.

@@ -35,9 +35,10 @@ Each page (every *.html under SITE) is loaded twice, at a desktop width
 
 With --shots DIR it saves a screenshot of each page at each width,
 DIR/PAGE-desktop.png and DIR/PAGE-phone.png (and book-print.png), of the
-page's first three screens, and one of each figure of a chapter as it is drawn in the page
-(desktop width), DIR/PAGE-figureN.png. Each problem is one line on stderr naming the page; the exit
-status is 0 when there are none, 1 when there are, 2 for a usage error.
+page's first three screens, and one of each figure of a chapter as it is
+drawn in the page (desktop width), DIR/PAGE-figureN.png. Each problem is
+one line on stderr naming the page; the exit status is 0 when there are
+none, 1 when there are, 2 for a usage error.
 
 Only the standard library: we talk to Chromium through its DevTools
 protocol over a pipe (--remote-debugging-pipe: JSON messages ended by a

@@ -20,5 +20,7 @@ set xlabel "next character"
 set ylabel "character"
 set cblabel "log10(1 + count)"
 plot data.'/ch1/bigram.csv' skip 1 using 2:1:(log10(1 + $3)) with image pixels, \
-     data.'/ch1/unigram.csv' skip 1 using 1:(NaN):xtic(named(strcol(2))) with points, \
-     data.'/ch1/unigram.csv' skip 1 using (NaN):1:ytic(named(strcol(2))) with points
+     data.'/ch1/unigram.csv' skip 1 using 1:(NaN):xtic(named(strcol(2))) \
+       with points, \
+     data.'/ch1/unigram.csv' skip 1 using (NaN):1:ytic(named(strcol(2))) \
+       with points

@@ -10,4 +10,5 @@ set xrange [-1:65]
 set xtics scale 0
 set ylabel "occurrences in train (thousands)"
 set grid ytics
-plot data.'/ch1/unigram.csv' skip 1 using 1:($3/1000):xtic(char(strcol(2))) with boxes lc rgb "#3182bd"
+plot data.'/ch1/unigram.csv' skip 1 using 1:($3/1000):xtic(char(strcol(2))) \
+     with boxes lc rgb "#3182bd"

@@ -14,7 +14,8 @@ set datafile separator comma
 # The font: 15 px, as the figure is drawn in a page of 17 px text (the
 # figures are at most 900 px wide, in a column of about 810 px: no label
 # is drawn under 13 px; make docs-check measures it).
-svg(w, h) = sprintf('set terminal svg size %d,%d fixed font "DejaVu Sans,15" noenhanced background rgb "white"', w, h)
+svg(w, h) = sprintf('set terminal svg size %d,%d fixed font ' \
+                   . '"DejaVu Sans,15" noenhanced background rgb "white"', w, h)
 set key noautotitle
 set encoding utf8
 # A character of the vocabulary as a tic label: the newline and the space
