@@ -70,13 +70,15 @@ static int update(Trainer *t, float loss, StepResult *r, Error *err) {
                                            c->grad_clip);
     r->loss = loss;
     r->grad_norm = norm;
-    if (!isfinite(loss) || !isfinite(norm))  // the weights are untouched
-        return error_set(err, "step %d: the %s is %s; stopping before the "
-                         "update (try a lower --lr, or --grad-clip 1)",
+    // The weights are untouched; one line that says which step and what,
+    // and the way out (clipping, where it was off)
+    if (!isfinite(loss) || !isfinite(norm))
+        return error_set(err, "step %d: %s %s; try a lower --lr%s",
                          t->step + 1, isfinite(loss) ? "gradient norm"
                                                      : "loss",
                          isnan(isfinite(loss) ? norm : loss) ? "NaN"
-                                                             : "infinite");
+                                                             : "infinite",
+                         c->grad_clip > 0 ? "" : ", or --grad-clip 1");
     r->lr = lr_schedule(t->step, c->warmup, c->decay_steps, c->lr,
                         c->min_lr);
     if (m->update)   // the same AdamW, where the weights are
