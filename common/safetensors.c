@@ -204,9 +204,9 @@ static int cmp_by_offset(const void *a, const void *b) {
 }
 
 static int hole(const char *path, size_t begin, size_t end, Error *err) {
+    // (the format requires every byte to be used)
     return error_set(err, "%s: bytes [%zu, %zu) of the data section belong "
-                     "to no tensor (the format requires every byte to be "
-                     "used)", path, begin, end);
+                     "to no tensor", path, begin, end);
 }
 
 // Sorted by offset, the tensors must tile the data section: each one

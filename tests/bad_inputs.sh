@@ -448,6 +448,8 @@ bad flag 2 "--embd expects an integer, got '32.5'" ch7 --embd 32.5
 bad range 2 "--batch must be in [1, 65536], got 100000000" ch7 --batch \
     100000000
 bad range 2 "--layers must be in [1, 64], got 100000" ch7 --layers 100000
+bad range 2 "2 possible strings, fewer than 4 x --held-out 100" ch7 \
+    --symbols 1 --min-len 1 --max-len 2 --held-out 100
 bad range 2 "--embd must be in [1, 4096], got 1000000" ch7 --embd 1000000
 bad range 2 "--steps must be in [1, 1e+07], got 0" ch7 --steps 0
 bad range 2 "--held-out must be in [1, 100000], got -1" ch7 --held-out -1

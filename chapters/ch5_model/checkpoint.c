@@ -38,8 +38,8 @@ int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
     // Metadata values are C strings: a NUL would cut the vocabulary short
     // and the file would not load. (Being ascending, it can only be first.)
     if (vocab->size > 0 && vocab->chars[0] == 0)
-        return error_set(err, "cannot save %s: the vocabulary holds U+0000 "
-                         "(NUL), which a checkpoint cannot store", path);
+        return error_set(err, "cannot save %s: its vocabulary holds U+0000 "
+                         "(NUL), which cannot be stored", path);
     StrBuf config = {0}, chars = {0};
     config_json(&config, &m->cfg);
     for (int i = 0; i < vocab->size; i++) {
@@ -136,10 +136,10 @@ static int parse_vocab(const StFile *f, int V, Vocab *vocab, Error *err) {
         rc = 0;
         for (long i = 1; i < n && rc == 0; i++)
             if (cps[i] <= cps[i - 1])
+                // (ids follow ascending code points)
                 rc = error_set(err, "%s: vocab metadata: character %ld "
-                               "(U+%04X) is not above the one before it; "
-                               "ids follow ascending code points", f->path,
-                               i, cps[i]);
+                               "(U+%04X) is out of order", f->path, i,
+                               cps[i]);
     }
     if (rc != 0) {
         free(cps);

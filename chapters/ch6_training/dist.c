@@ -144,8 +144,7 @@ void dist_init(void) {
     if (!n) n = getenv("PMI_SIZE"), r = getenv("PMI_RANK");   // MPICH's
     if (!n || atoi(n) <= 1) return;
     if (r && atoi(r) != 0) exit(1);   // the first copy says it, once
-    die("this program was built without MPI, so the %d processes mpirun "
-        "started would each train alone: build it with make ch6 MPI=1",
+    die("built without MPI, %d copies would train alone: make ch6 MPI=1",
         atoi(n));
 }
 

@@ -138,9 +138,9 @@ size_t gpt_train_floats(const GptConfig *cfg, int B, int parts) {
 // 0 when the saved run's batch splits into parts equal parts.
 static int batch_splits(const char *dir, int batch, int parts, Error *err) {
     if (parts >= 1 && batch % parts == 0) return 0;
-    return error_set(err, "%s: its batch of %d does not split into %d "
-                     "equal parts: resume it on a number of processes "
-                     "that divides %d", dir, batch, parts, batch);
+    return error_set(err, "%s: its batch of %d does not split into %d: "
+                     "resume on processes that divide it", dir, batch,
+                     parts);
 }
 
 //> gpt-resume

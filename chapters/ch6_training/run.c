@@ -255,9 +255,8 @@ static void parse_flags(Options *o, int argc, char **argv,
         o->minutes = 0;   // the saved run's step count stands
     }
     if (!*o->resume && t->batch % dist_size() != 0)
-        flags_fail("--batch %d does not split into %d equal parts, one per "
-                   "process: give a multiple of %d", t->batch, dist_size(),
-                   dist_size());
+        flags_fail("--batch %d does not split over %d processes: give a "
+                   "multiple of %d", t->batch, dist_size(), dist_size());
     // (the budget times the first steps, in the warmup: see above)
     if (o->minutes > 0 && budget_probe(t) < BUDGET_MIN_PROBE)
         flags_fail("--minutes needs --warmup %d or more, or give --steps",
@@ -601,9 +600,8 @@ static void save_checkpoint(Run *r, const Options *o) {
     Trainer *t = &r->trainer;   // (no backend: params are current)
     if (!dist_same(t->model.params, t->model.num_params)
         || !dist_same(t->m, t->model.num_params))
-        die("step %d: the processes' weights are no longer the same (a "
-            "bug, or hardware that computes differently): not saving",
-            t->step);
+        die("step %d: the processes' weights differ (a bug, or unlike "
+            "hardware): not saving", t->step);
     Error err;
     if (dist_rank() == 0 && trainer_save(t, o->out, &err) != 0)
         die("%s", err.msg);

@@ -138,9 +138,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         if (n >= o->min_len) strings += k;
     }
     if (strings < 4.0 * o->held_out)
-        flags_fail("%.0f possible strings are too few for %d held out "
-                   "(want 4 times as many): lower --held-out or allow "
-                   "more --symbols or longer strings", strings, o->held_out);
+        flags_fail("%.0f possible strings, fewer than 4 x --held-out %d",
+                   strings, o->held_out);
     t->decay_steps = t->steps;
     t->min_lr = t->lr / 10;
 }

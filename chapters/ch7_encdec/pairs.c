@@ -206,9 +206,10 @@ int batcher_init(PairBatcher *b, const PairCorpus *c, int tokens,
         if (pb.rows == 0) {
             int line = c->line[b->order[i]];
             batcher_free(b);
+            // (its source and target, with padding)
             return error_set(err, "batches: line %d alone needs more than "
-                             "%d tokens (source + target with padding): "
-                             "raise the batch size", line, tokens);
+                             "%d tokens: raise the batch size", line,
+                             tokens);
         }
         b->b[b->n_batches++] = pb;
     }

@@ -708,7 +708,7 @@ START_TEST(checkpoint_refusals) {
     expect_refusal(e_huge, "the config describes a model of 7717140 "
                    "parameters, the file's F32 tensors hold 4044 values");
     expect_refusal(e_vocab, "vocab metadata has 12 characters");
-    expect_refusal(e_order, "not above the one before");
+    expect_refusal(e_order, "(U+0073) is out of order");
     expect_refusal(e_noconfig, "no \"config\"");
     Error err;
     ck_assert_int_eq(checkpoint_load("no/such/file.safetensors", &m, &v,
