@@ -669,4 +669,13 @@ echo "bad inputs by program:$(summary by_prog)"
 echo "bad inputs by category:$(summary by_cat)"
 [ "$ASAN" = 1 ] && echo "(an AddressSanitizer build: no ulimit -v, and two cases fewer)"
 echo "bad inputs: $passed passed, $failed failed"
+# The README gives the catalogue's size ("(N cases: ..."): it must be
+# this run's (compared where the whole catalogue ran: not in an ASan
+# build, which has two cases fewer, nor without ./ch8, where nvcc is not)
+total=$((passed + failed))
+said=$(sed -n 's/.*(\([0-9]*\) cases: .*/\1/p' "$ROOT/README.md" | head -n 1)
+if [ "$ASAN" = 0 ] && [ -n "${by_prog[ch8]:-}" ] && [ -n "$said" ] && [ "$said" != "$total" ]; then
+    echo "FAIL: README.md counts $said bad-input cases; this run has $total"
+    failed=$((failed + 1))
+fi
 [ "$failed" = 0 ]
