@@ -116,8 +116,13 @@ int main(int argc, char **argv) {
 }
 """
 
-STEP_RE = re.compile(r"^step (\d+)/(\d+) \| loss (\S+) \| lr \S+ \| norm \S+"
-                     r" \| ([\d.]+) ms \| (\d+) tok/s")
+# a step's line: PyTorch's scripts give its time ("| 41.2 ms | 18634
+# tok/s"), ./ch6 its speed ("step 5/5  loss 3.7192  lr 4.5e-04  norm
+# 1.655  17781 tok/s  ETA 0.0s"), from which the time comes with the
+# tokens a step (TOKENS_RE, ./ch6's "training" line)
+STEP_RE = re.compile(r"^step (\d+)/(\d+) +(?:\| )?loss (\S+) +(?:\| )?lr \S+"
+                     r" +(?:\| )?norm \S+ +(?:\| ([\d.]+) ms \| )?(\d+) tok/s")
+TOKENS_RE = re.compile(r"= (\d+) tokens/step")
 SUMMARY_RE = re.compile(r"^summary: steps (\d+), ([\d.]+) s training, (\d+) "
                         r"tokens/s \(median of steps \d+\.\.\)\n +val (\S+), "
                         r"peak memory ([\d.]+) MiB", re.M)
@@ -246,10 +251,12 @@ def parse(out):
     lines = [line.rsplit("\r", 1)[-1].replace("\033[K", "")
              for line in out.splitlines()]
     summary = SUMMARY_RE.search("\n".join(lines))   # two lines
+    tokens = TOKENS_RE.search(out)
     for line in lines:
         m = STEP_RE.match(line)
-        if m:
-            steps.append(float(m.group(4)))
+        if m and (m.group(4) or tokens):
+            steps.append(float(m.group(4)) if m.group(4) else
+                         1000.0 * int(tokens.group(1)) / int(m.group(5)))
             continue
         m = REACHED_RE.match(line)
         if m:
