@@ -32,6 +32,7 @@
 #include "progress.h"
 #include "report.h"
 #include "threads.h"
+#include "autothreads.h"
 #include "timer.h"
 #include "utf8.h"
 
@@ -272,6 +273,7 @@ typedef struct {
                           // backend: the host copy)
     Trainer trainer;      // the optimiser's state, the generators
     MemPlan mem;          // a new run's memory (check_memory)
+    AutoThreads threads;  // the thread count, fixed or timed (--threads)
 } Run;
 
 static void print_title(const TrainBackend *be);
@@ -455,10 +457,17 @@ static void describe(const Run *r, char *buf, size_t size) {
     if (r->be && r->be->describe) r->be->describe(r->be->ctx, buf, size);
 }
 
-static void print_run(const Run *r, const Options *o, int threads) {
+static void print_run(const Run *r, const Options *o) {
     const GptConfig *mc = &r->gpt.model.cfg;
     const TrainConfig *c = &r->trainer.cfg;
-    int B = c->batch, T = mc->block_size;
+    int B = c->batch, T = mc->block_size, n = r->threads.threads;
+    char threads_text[64];
+    if (r->threads.adaptive)   // settled and changed in the progress lines
+        snprintf(threads_text, sizeof threads_text, "1 to %d threads, the "
+                 "fastest as it runs", n);
+    else
+        snprintf(threads_text, sizeof threads_text, "%d thread%s", n,
+                 n == 1 ? "" : "s");
     report_line("model", "%d layer%s, %d head%s, %d wide, block %d, "
                 "dropout %g, bias %s: %zu parameters", mc->n_layer,
                 mc->n_layer == 1 ? "" : "s", mc->n_head,
@@ -473,10 +482,10 @@ static void print_run(const Run *r, const Options *o, int threads) {
              "fits in %g min)" : "%d steps", c->steps, o->minutes);
     report_line("training", "preset %s: batch %d x %d = %d tokens/step, "
                 "%s, lr %g -> %g (%s), AdamW betas (%g, %g), weight decay "
-                "%g, clip %g, %d thread%s", *o->resume ? "(resumed)"
+                "%g, clip %g, %s", *o->resume ? "(resumed)"
                 : o->preset, B, T, B * T, steps, c->lr, c->min_lr, sched,
                 c->adamw.beta1, c->adamw.beta2, c->adamw.weight_decay,
-                c->grad_clip, threads, threads == 1 ? "" : "s");
+                c->grad_clip, threads_text);
     char dev[256];
     describe(r, dev, sizeof dev);
     if (*dev) report_line("device", "%s", dev);
@@ -651,6 +660,13 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
             out->times = xrealloc(out->times, (size_t)(out->cap_times *= 2)
                                               * sizeof *out->times);
         out->times[out->n_times++] = dt;
+        if (autothreads_step(&r->threads, dt, tokens) && !o->quiet
+            && dist_rank() == 0) {
+            char how[96];
+            autothreads_describe(&r->threads, t->step, how, sizeof how);
+            progress_end(&pr);
+            report_line("threads", "%s", how);
+        }
         if (log)
             fprintf(log, "%d,%.6f,,,%.6g,%.6f,%.0f\n", t->step, s.loss,
                     s.lr, s.grad_norm, tokens / dt);
@@ -793,18 +809,25 @@ static void log_close(FILE *log, const char *path) {
     if (failed) die("--log %s: cannot write it: %s", path, strerror(saved));
 }
 
-// --threads 0: a thread per core this process may run on (taskset, or
-// mpirun's binding of each rank to its cores, narrow the machine's), and
-// with several ranks on one machine, no more threads in all than cores.
-// A count given is capped at those cores, as in every program (rank 0
-// says so).
-static int run_threads(int asked) {
-    if (asked > 0) return threads_cap(asked, dist_rank() == 0);
+// --threads 0: the count that runs fastest (autothreads.h), from one to a
+// thread per core this process may run on (taskset, or mpirun's binding
+// of each rank to its cores, narrow the machine's). With several ranks on
+// one machine: no more threads in all than cores, and fixed (each rank's
+// step waits for the others', so no rank can time its own). A backend
+// (the GPU's) keeps a fixed count too: its steps do not run on these
+// threads. A count given is capped at the cores, as in every program
+// (rank 0 says so).
+static void run_threads(AutoThreads *a, int asked, bool fixed) {
+    if (asked > 0) {
+        autothreads_init(a, threads_cap(asked, dist_rank() == 0), 0);
+        return;
+    }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     int n = threads_cores();
     int share = online > 0 ? (int)(online / dist_local_size()) : 1;
     if (n > share) n = share;
-    return n > 1 ? n : 1;
+    if (n < 1) n = 1;
+    autothreads_init(a, fixed ? n : 0, n);
 }
 
 int train_main(int argc, char **argv, const TrainBackend *be) {
@@ -812,14 +835,13 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     dist_init();   // first: under mpirun only rank 0 prints, even --help
     Options o;
     parse_flags(&o, argc, argv, be);
-    int threads = run_threads(o.threads);
-    threads_set(threads);
+    Run r = {.be = be};
+    run_threads(&r.threads, o.threads, be || dist_size() > 1);
     if (be && be->before) {
         int rc = be->before(be->ctx);
         if (rc != -1) return rc;
     }
 
-    Run r = {.be = be};
     Error err;
     // an --out folder that holds another run is not replaced unasked
     if (dist_rank() == 0 && *o.out
@@ -858,7 +880,7 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
                  + (uint64_t)r.trainer.step);
     attach_backend(&r);
     print_title(be);
-    print_run(&r, &o, threads);
+    print_run(&r, &o);
     // an output that cannot be written (a full disk) stops the run now,
     // not after it trained to the end
     errno = 0;

@@ -28,6 +28,8 @@
 #include "seq2seq_train.h"
 #include "task.h"
 #include "threads.h"
+#include "autothreads.h"
+#include "report.h"
 #include "timer.h"
 #include "train.h"
 #include "utf8.h"
@@ -484,7 +486,8 @@ int main(int argc, char **argv) {
                       .seed = 1337};
     Task task;
     parse_flags(argc, argv, &o, &tc, &task);
-    if (o.threads > 0) threads_set(threads_cap(o.threads, true));
+    AutoThreads threads;   // fixed, or timed as it runs (chapter 6)
+    autothreads_from_flag(&threads, o.threads);
     Error err;
     // a folder that cannot take the CSV file fails before any work, and
     // so does a --save that cannot be written
@@ -555,12 +558,20 @@ int main(int argc, char **argv) {
         if (train_step(&tr, &source, &res, &err) != 0)
             die("%s", err.msg);
         step++;
+        double dt = time_now() - ts;
+        if (autothreads_step(&threads, dt, (double)tc.batch * (S + T))
+            && !o.quiet) {
+            char how[96];
+            autothreads_describe(&threads, step, how, sizeof how);
+            progress_end(&p);
+            report_line("threads", "%s", how);
+        }
         char extra[80];
         snprintf(extra, sizeof extra, "loss %.4f  nll %.4f", res.loss,
                  g.last.nll);
         if (!o.quiet)
-            progress_update(&p, step, (double)tc.batch * (S + T),
-                            time_now() - ts, extra);
+            progress_update(&p, step, (double)tc.batch * (S + T), dt,
+                            extra);
         if (step % o.eval_every == 0 || step == tc.steps) {
             if (exact_match(&g.model, &st, &task, &held, &dc, out, len, done,
                             &share, &err) != 0)

@@ -23,6 +23,7 @@
 #include "seq2seq_train.h"
 #include "task.h"
 #include "threads.h"
+#include "autothreads.h"
 #include "timer.h"
 #include "train.h"
 #include "translate.h"
@@ -553,6 +554,7 @@ typedef struct {
     Trainer tr;               // the optimiser's state, the generators
     Json *saved;              // --resume: the run's translate.json
     double mem_mib;           // the memory estimate (check_memory)
+    AutoThreads threads;      // --threads: fixed, or timed as it runs
 } Run;
 
 static int longest(const PairCorpus *c) {
@@ -824,6 +826,12 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
                      res.loss, g->last.nll, res.lr);
             progress_update(&p, tr->step, (double)tokens, dt, extra);
         }
+        if (autothreads_step(&r->threads, dt, (double)tokens) && !o->quiet) {
+            char how[96];
+            autothreads_describe(&r->threads, tr->step, how, sizeof how);
+            progress_end(&p);
+            report_line("threads", "%s", how);
+        }
         if (tr->step > first + 1) probe_time += dt, probe_tokens += tokens;
         if (tr->step == first + 1 + SPEED_PROBE
             && tr->step < tr->cfg.steps) {
@@ -941,10 +949,10 @@ int mt_main(int argc, char **argv) {
                       .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 1,
                       .seed = 1337};
     parse_flags(argc, argv, &o, &tc);
-    if (o.threads > 0) threads_set(threads_cap(o.threads, true));
+    Run r = {0};
+    autothreads_from_flag(&r.threads, o.threads);
     if (*o.checkpoint) return translate_saved(&o);
 
-    Run r = {0};
     Error err;
     // a folder that holds another run is not replaced unasked; one that
     // cannot take the run fails before the run, and so does a --save that

@@ -5,6 +5,7 @@
 
 #include "mem.h"
 #include "task.h"
+#include "threads.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -41,6 +42,14 @@ static int threads_for(int tasks) {
 static int thread_id(void) { return 0; }
 static int threads_for(int tasks) { (void)tasks; return 1; }
 #endif
+
+// The sentences a batch: as asked, or fewer, so that n sentences make a
+// batch for every thread (64 lines on 2 threads: 2 batches of 32, not one
+// of 64 and an idle thread).
+static int batch_for(int n, int batch) {
+    int t = threads_for(n), per = (n + t - 1) / t;
+    return per < batch ? (per > 0 ? per : 1) : batch;
+}
 
 // A thread's state and batch buffers, for batch sources of up to S
 // tokens and T outputs; and their floats' worth, with the decoding's
@@ -97,6 +106,7 @@ static int decode_one(const Seq2Seq *m, const DecodeConfig *dc,
 
 size_t translate_batch_floats(const Seq2SeqConfig *c, int n, int S,
                               int beam, int batch) {
+    batch = batch_for(n, batch);
     int T = c->max_len, nb = (n + batch - 1) / batch, nt = threads_for(nb);
     size_t rows = n > 0 ? (size_t)n : 1;
     int *row;
@@ -138,6 +148,7 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
     while (empty < n && off[order[empty] + 1] == off[order[empty]]) empty++;
 
     int T = max_len;   // the most target positions the state can hold
+    batch = batch_for(n - empty, batch);
     int nb = (n - empty + batch - 1) / batch, nt = threads_for(nb);
     Work *w = xcalloc((size_t)nt, sizeof *w);
     int rc = 0;
@@ -146,12 +157,15 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
     int *lens = xcalloc((size_t)(n ? n : 1), sizeof *lens);
     int **rows = xcalloc((size_t)(n ? n : 1), sizeof *rows);
     // Each thread decodes whole batches, one at a time, on its own state
-    // (and on one core: an OpenMP loop or a GEMM inside runs on the
-    // thread that calls it). A step of a batch is too little work to
-    // share out: its threads would wait for each other dozens of times a
-    // step, and far longer when another program holds a core. The
-    // longest batches go first, so that no thread is left with one at
-    // the end; every sentence's output is the same whatever the thread.
+    // and on one core: the OpenMP loops and GEMMs inside run on the
+    // thread that calls them, even when there is one batch for one
+    // thread. A step of a batch is too little work to share out: its
+    // threads would wait for each other dozens of times a step, and far
+    // longer when another program holds a core (one sentence on 2 threads
+    // beside a busy process took 4.5 s, on 1 thread 0.2). The longest
+    // batches go first, so that no thread is left with one at the end;
+    // every sentence's output is the same whatever the thread.
+    ThreadCounts inside = threads_set(1);
     PARALLEL_FOR_BATCHES
     for (int q = 0; q < nb; q++) {
         Work *me = &w[thread_id()];
@@ -162,6 +176,7 @@ int translate_batch(const Seq2Seq *m, const int *src, const int *off, int n,
                        rows) != 0)
             me->failed = first;
     }
+    threads_restore(inside);
     for (int k = 0; k < nt && rc == 0; k++)   // the first batch that failed
         if (w[k].failed >= 0) {
             int f = k;

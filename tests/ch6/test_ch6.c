@@ -22,6 +22,7 @@
 #include "mem.h"
 #include "optim.h"
 #include "run.h"
+#include "threads.h"
 #include "train.h"
 
 START_TEST(training_matches_pytorch) {
@@ -174,13 +175,16 @@ static TrainConfig small_config(void) {
                          .seed = 42};
 }
 
-// The small run's GPT for vocab, initialised from the config's seed.
-static void small_gpt(GptTrain *g, const Vocab *vocab) {
-    GptConfig mc = {.vocab_size = vocab->size, .block_size = 8,
-                    .n_layer = 2, .n_head = 2, .n_embd = 16, .n_ffn = 64,
-                    .dropout = 0.1f, .bias = true,
+// A GPT of embd wide, block long, for vocab and batches of batch,
+// initialised from the small config's seed.
+static void sized_gpt(GptTrain *g, const Vocab *vocab, int embd, int block,
+                      int batch) {
+    GptConfig mc = {.vocab_size = vocab->size, .block_size = block,
+                    .n_layer = 2, .n_head = 2, .n_embd = embd,
+                    .n_ffn = 4 * embd, .dropout = 0.1f, .bias = true,
                     .positional = POS_LEARNED};
     TrainConfig tc = small_config();
+    tc.batch = batch;
     Gpt m;
     Error err;
     ck_assert_int_eq(gpt_create(&m, &mc, &err), 0);
@@ -191,6 +195,11 @@ static void small_gpt(GptTrain *g, const Vocab *vocab) {
     v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
     memcpy(v.chars, vocab->chars, (size_t)v.size * sizeof *v.chars);
     ck_assert_int_eq(gpt_train_init(g, &m, &v, tc.batch, &err), 0);
+}
+
+// The small run's GPT.
+static void small_gpt(GptTrain *g, const Vocab *vocab) {
+    sized_gpt(g, vocab, 16, 8, small_config().batch);
 }
 
 static void small_run(SmallRun *run, const Corpus *c) {
@@ -262,6 +271,53 @@ START_TEST(resume_is_bit_exact) {
     ck_assert_int_eq(step, 8);
     gpt_free(&m), vocab_free(&mv);
     small_run_free(&a), small_run_free(&r2);
+    corpus_free(&c);
+    cleanup_dir();
+}
+END_TEST
+
+// --threads 0 changes the thread count between steps (autothreads.c): a
+// run must not notice. Six steps on 1 thread, on 2, and on 2, 1, 2, 1...
+// (a count set between two steps, as the controller does), at a size
+// where OpenBLAS's products and the parallel loops do split the work
+// (batch 8 x block 32 x 64 wide), dropout on: the same losses and the
+// same weights, moments and dropout stream, bit for bit.
+START_TEST(training_is_the_same_on_any_thread_count) {
+    Corpus c;
+    small_corpus(&c);
+    Error err;
+    enum { RUNS = 3, STEPS = 6 };
+    SmallRun run[RUNS];
+    float loss[RUNS][STEPS];
+    ThreadCounts prev = threads_set(1);
+    for (int k = 0; k < RUNS; k++) {
+        sized_gpt(&run[k].g, &c.vocab, 64, 32, 8);
+        TrainConfig tc = small_config();
+        tc.batch = 8;
+        TrainModel tm = gpt_train_model(&run[k].g);
+        ck_assert_int_eq(trainer_init(&run[k].t, &tm, &tc, &err), 0);
+        for (int s = 0; s < STEPS; s++) {
+            threads_set(k == 0 ? 1 : k == 1 ? 2 : 2 - s % 2);
+            StepResult r;
+            ck_assert_int_eq(train_step(&run[k].t, &c.train, &r, &err), 0);
+            loss[k][s] = r.loss;
+        }
+    }
+    threads_restore(prev);
+    size_t n = run[0].g.model.num_params * sizeof(float);
+    for (int k = 1; k < RUNS; k++) {
+        for (int s = 0; s < STEPS; s++)
+            ck_assert_msg(loss[k][s] == loss[0][s], "run %d step %d: %.9g, "
+                          "on 1 thread %.9g", k, s + 1, loss[k][s],
+                          loss[0][s]);
+        ck_assert_int_eq(memcmp(run[k].g.model.params, run[0].g.model.params,
+                                n), 0);
+        ck_assert_int_eq(memcmp(run[k].t.m, run[0].t.m, n), 0);
+        ck_assert_int_eq(memcmp(run[k].t.v, run[0].t.v, n), 0);
+        ck_assert_int_eq(memcmp(&run[k].t.drop_rng, &run[0].t.drop_rng,
+                                sizeof run[0].t.drop_rng), 0);
+    }
+    for (int k = 0; k < RUNS; k++) small_run_free(&run[k]);
     corpus_free(&c);
     cleanup_dir();
 }
@@ -978,6 +1034,7 @@ Suite *ch6_suite(void) {
     tcase_add_test(tc, training_matches_pytorch);
     tcase_add_test(tc, schedule_and_clipping_known_values);
     tcase_add_test(tc, resume_is_bit_exact);
+    tcase_add_test(tc, training_is_the_same_on_any_thread_count);
     tcase_add_test(tc, gpt_train_passes_training_on);
     tcase_add_test(tc, nan_stops_before_the_update);
     tcase_add_test(tc, train_step_allocates_nothing);
