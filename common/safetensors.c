@@ -314,6 +314,58 @@ int st_load(StFile *f, const char *path, Error *err) {
     return load_buf(f, path, err);
 }
 
+// Reads exactly n bytes into buf: 0, or -1 (ferror tells an error from
+// a file that ended first).
+static int read_exactly(FILE *fp, void *buf, size_t n) {
+    return n == 0 || fread(buf, 1, n, fp) == n ? 0 : -1;
+}
+
+int st_load_header(StFile *f, const char *path, Error *err) {
+    memset(f, 0, sizeof *f);
+    if (!host_is_little_endian())
+        return error_set(err, "%s: cannot load safetensors on a big-endian "
+                         "machine", path);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return error_set(err, "cannot open %s: %s", path,
+                              strerror(errno));
+    // the file's size from the file system: the data is never read
+    struct stat st;
+    int e = fstat(fileno(fp), &st) != 0 ? errno
+            : S_ISDIR(st.st_mode) ? EISDIR : 0;
+    bool odd = e == 0 && !S_ISREG(st.st_mode);   // a pipe, a device
+    if (e || odd) {
+        fclose(fp);
+        return error_set(err, "cannot read %s: %s", path,
+                         odd ? "not a regular file" : strerror(e));
+    }
+    f->size = (size_t)st.st_size;
+    // The 8-byte size and the byte after it (read_header looks at it),
+    // then the header whole when that size fits in the file.
+    size_t lead = f->size < 9 ? f->size : 9;
+    uint8_t first[9];
+    int rc = read_exactly(fp, first, lead);
+    uint64_t n = 0;
+    for (int i = 7; lead >= 8 && i >= 0; i--) n = (n << 8) | first[i];
+    size_t have = lead >= 8 && n <= f->size - 8 ? 8 + (size_t)n : lead;
+    f->buf = xmalloc(have + 1);
+    memcpy(f->buf, first, lead < have ? lead : have);
+    if (rc == 0 && have > lead)
+        rc = read_exactly(fp, f->buf + lead, have - lead);
+    e = ferror(fp) ? errno : 0;
+    fclose(fp);
+    if (rc != 0) {
+        st_free(f);
+        if (e) return error_set(err, "cannot read %s: %s", path,
+                                strerror(e));
+        return error_set(err, "%s: the file ended before its header did "
+                         "(it changed while being read)", path);
+    }
+    f->buf[have] = 0;
+    if (load_buf(f, path, err) != 0) return -1;
+    f->data = NULL;   // never read: nothing may point into it
+    return 0;
+}
+
 int st_load_bytes(StFile *f, const void *bytes, size_t n, const char *name,
                   Error *err) {
     memset(f, 0, sizeof *f);

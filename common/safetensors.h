@@ -46,9 +46,10 @@ typedef struct {
 
 typedef struct {
     char *path;             // for messages
-    uint8_t *buf;           // the whole file
-    size_t size;
-    const uint8_t *data;    // the data section, inside buf
+    uint8_t *buf;           // the whole file (st_load_header: up to the
+                            // header's end)
+    size_t size;            // the file's bytes
+    const uint8_t *data;    // the data section, inside buf (or NULL)
     size_t data_size;
     StTensor *tensors;      // in data order (sorted by begin)
     int n_tensors;
@@ -66,6 +67,17 @@ int st_load(StFile *f, const char *path, Error *err);
 int st_load_bytes(StFile *f, const void *bytes, size_t n, const char *name,
                   Error *err);
 void st_free(StFile *f);
+
+// Reads only the 8-byte size and the JSON header of the file at path, not
+// its data section, with every check st_load makes of them: the entries,
+// and their offsets tiling the data section that the file's size leaves.
+// f then names the tensors and the metadata, f->size is the whole file's
+// size, and f->data is NULL: st_bytes and st_copy_f32 must not be used on
+// it. For what a program must know before it reads the data (a plan of
+// its memory: mem.h), at the cost of the header alone. Returns 0, or -1
+// with st_load's message (a file cut short within its data section fails
+// here too: its tensors' offsets go beyond it) and f left empty.
+int st_load_header(StFile *f, const char *path, Error *err);
 
 // The tensor called name, or NULL.
 const StTensor *st_find(const StFile *f, const char *name);

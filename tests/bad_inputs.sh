@@ -426,6 +426,17 @@ bad ckpt 1 "train_state \"beta2\" must be in [0, 0.999999], got 1.99" ch6 \
 cp "$D/run6/model.safetensors" "$D/run6c/state-2.safetensors" "$R/shape/"
 bad ckpt 1 "state-2.safetensors: tensor \"adamw.m\": shape [" ch6 \
     --resume "$R/shape" "${r6[@]}"
+# a saved run too large for the machine: refused from its files' headers,
+# before they are read (its state says batch 100000000; the lr's digits
+# make the room)
+mkdir -p "$R/huge"
+cp "$D/run6/model.safetensors" "$R/huge/"
+edit_header "$D/run6/state-2.safetensors" \
+    '\"batch\": 2, \"steps\": 2, \"lr\": 0.00200000009' \
+    '\"batch\": 100000000, \"steps\": 2, \"lr\": 0.002' \
+    "$R/huge/state-2.safetensors"
+QUICK=1 bad size 2 "the saved run is too large here" ch6 --resume "$R/huge" \
+    "${r6[@]}"
 # where the run cannot be written
 bad out 1 "cannot save checkpoints in $RO/run: " ch6 "${t6[@]}" --steps 1 \
     --out "$RO/run"

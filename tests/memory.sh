@@ -97,6 +97,8 @@ sweep() {
 }
 
 s6=(--steps 1 --eval-iters 1 --sample-chars 20 --quiet --threads 2)
+# a saved run resumed for one more step
+r6=(--steps 2 --eval-iters 1 --sample-chars 20 --quiet --threads 2)
 t7=(--steps 1 --quiet --threads 2)
 m7=(--task translate --data "$TMP/mt" --merges 200 --steps 1 --quiet
     --threads 2 --show 0)
@@ -121,6 +123,17 @@ sweep ch5 --embd 256 --block 256 --positional sinusoidal --tokens 20
 sweep ch6 "${s6[@]}"
 sweep ch6 "${s6[@]}" --batch 32 --embd 256 --layers 2
 sweep ch6 "${s6[@]}" --batch 4 --block 512 --embd 64 --heads 2
+# Resumed runs: planned from the saved files' headers before they are
+# read. A wide model on a small batch peaks while the state file (AdamW's
+# moments, twice the model) is held whole beside the run's memory.
+"$BIN/ch6" "${s6[@]}" --batch 32 --embd 256 --layers 2 --out "$TMP/r6a" \
+    >/dev/null 2>&1 </dev/null || fail "ch6: cannot save a run to resume"
+"$BIN/ch6" "${s6[@]}" --batch 1 --block 16 --embd 512 --layers 4 \
+    --out "$TMP/r6b" >/dev/null 2>&1 </dev/null \
+    || fail "ch6: cannot save a run to resume"
+cp -r "$TMP/r6a" "$TMP/r6c"   # for the refusal below
+sweep ch6 --resume "$TMP/r6a" "${r6[@]}"
+sweep ch6 --resume "$TMP/r6b" "${r6[@]}"
 sweep ch7 "${t7[@]}" --embd 128 --ffn 512 --batch 256 --held-out 200
 sweep ch7 "${t7[@]}" --embd 256 --ffn 1024 --batch 256 --held-out 1000 \
     --show 20 --beam 8
@@ -199,6 +212,17 @@ if [ "$TABLE" = 0 ]; then
     refuse $((512 << 10)) --batch ch6 "${s6[@]}" --batch 32 --embd 256 \
         --layers 2
     fits ch6 "${s6[@]}" --batch 32 --embd 256 --layers 2
+    # a saved run has no flags to lower: its line says so, and the
+    # folder is left as it was, byte for byte
+    before=$(stat -c %y "$TMP/r6c"; ls -lA --time-style=+%s.%N "$TMP/r6c"
+           cksum "$TMP/r6c"/*)
+    refuse $((512 << 10)) "the saved run is too large here" ch6 --resume \
+        "$TMP/r6c" "${r6[@]}"
+    after=$(stat -c %y "$TMP/r6c"; ls -lA --time-style=+%s.%N "$TMP/r6c"
+           cksum "$TMP/r6c"/*)
+    if [ "$before" = "$after" ]; then passed=$((passed + 1))
+    else fail "ch6 --resume: the refused run's folder changed"; fi
+    fits ch6 --resume "$TMP/r6c" "${r6[@]}"
     refuse $((768 << 10)) --batch ch7 "${t7[@]}" --embd 256 --ffn 1024 \
         --batch 256 --held-out 1000
     refuse $((768 << 10)) --batch-tokens ch7 "${m7[@]}" --embd 256 \

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc_count.h"
 #include "check_util.h"
 #include "json.h"
 #include "mem.h"
@@ -491,6 +492,18 @@ static const struct {
      "__metadata__ value of \"n\" is a number, expected a string"},
 };
 
+// st_load_header refuses the file at path as st_load does, word for
+// word, and leaves its StFile empty.
+static void same_refusal(const char *path) {
+    StFile f;
+    Error whole = {"(no message)"}, head = {"(no message)"};
+    ck_assert_int_eq(st_load(&f, path, &whole), -1);
+    ck_assert_int_eq(st_load_header(&f, path, &head), -1);
+    ck_assert_msg(strcmp(head.msg, whole.msg) == 0, "the header alone: "
+                  "\"%s\", the whole file: \"%s\"", head.msg, whole.msg);
+    ck_assert(f.buf == NULL && f.tensors == NULL && f.n_meta == 0);
+}
+
 START_TEST(st_rejects_corrupt_files) {
     TmpDir d;
     tmpdir_make(&d);
@@ -511,6 +524,7 @@ START_TEST(st_rejects_corrupt_files) {
         ck_assert_msg(f.buf == NULL && f.tensors == NULL && f.n_meta == 0,
                       "case %zu: the StFile was not emptied", i);
         st_free(&f);   // safe on an emptied one
+        same_refusal(path);
     }
     remove_tree(d.path);
 }
@@ -528,28 +542,39 @@ START_TEST(st_rejects_bad_files) {
     ck_assert_int_eq(st_load(&f, path, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, path));
     ck_assert_ptr_nonnull(strstr(err.msg, strerror(ENOENT)));
+    same_refusal(path);
 
     ck_assert_int_eq(st_load(&f, d.path, &err), -1);   // a folder
     ck_assert_ptr_nonnull(strstr(err.msg, d.path));
     ck_assert_ptr_nonnull(strstr(err.msg, strerror(EISDIR)));
+    same_refusal(d.path);
 
     join(path, sizeof path, &d, "short.safetensors");
     write_bytes(path, "", 0);
     ck_assert_int_eq(st_load(&f, path, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "0 bytes is too short"));
+    same_refusal(path);
     write_bytes(path, "\x02\0\0\0\0", 5);
     ck_assert_int_eq(st_load(&f, path, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "5 bytes is too short"));
+    same_refusal(path);
+    // the size alone, and the size with one byte after it
+    write_bytes(path, "\x05\0\0\0\0\0\0\0", 8);
+    same_refusal(path);
+    write_bytes(path, "\x05\0\0\0\0\0\0\0{", 9);
+    same_refusal(path);
 
     // A header size larger than the file, and one near 2^64.
     write_bytes(path, "\xe8\x03\0\0\0\0\0\0{}      ", 16);
     ck_assert_int_eq(st_load(&f, path, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "header size 1000 goes beyond the "
                                  "end of the file (16 bytes)"));
+    same_refusal(path);
     write_bytes(path, "\xff\xff\xff\xff\xff\xff\xff\xff{}      ", 16);
     ck_assert_int_eq(st_load(&f, path, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "header size 18446744073709551615 "
                                  "goes beyond"));
+    same_refusal(path);
     // A text file: its first 8 bytes make a size beyond any file, and no
     // JSON header follows them. It is said to be no safetensors file, not
     // given a header size of 7953764122556964899 beyond the file.
@@ -557,6 +582,67 @@ START_TEST(st_rejects_bad_files) {
     ck_assert_int_eq(st_load(&f, path, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "is not a safetensors file"));
     ck_assert_ptr_null(strstr(err.msg, "goes beyond"));
+    same_refusal(path);
+    remove_tree(d.path);
+}
+END_TEST
+
+// st_load_header: the same tensors and metadata as st_load, from the
+// header alone. A data section of 1 GiB (a sparse file) is not read: what
+// the reader allocates stays under 64 KiB; cut one byte short, the file
+// is refused, as st_load refuses it.
+START_TEST(st_reads_header_alone) {
+    TmpDir d;
+    tmpdir_make(&d);
+    char path[128];
+    join(path, sizeof path, &d, "model.safetensors");
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[2] = {-1, 0.5f};
+    const StWriteTensor t[2] = {{"a", a, 2, {2, 3}}, {"b", b, 1, {2}}};
+    const char *keys[] = {"config", "step"}, *values[] = {"{}", "7"};
+    Error err;
+    ck_assert_msg(st_save(path, t, 2, keys, values, 2, &err) == 0, "%s",
+                  err.msg);
+    StFile whole, head;
+    ck_assert_msg(st_load(&whole, path, &err) == 0, "%s", err.msg);
+    ck_assert_msg(st_load_header(&head, path, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(head.size, whole.size);
+    ck_assert_uint_eq(head.data_size, whole.data_size);
+    ck_assert_ptr_null(head.data);
+    ck_assert_int_eq(head.n_tensors, 2);
+    for (int i = 0; i < 2; i++) {
+        const StTensor *x = &head.tensors[i], *y = &whole.tensors[i];
+        ck_assert_str_eq(x->name, y->name);
+        ck_assert_str_eq(x->dtype, "F32");
+        ck_assert_int_eq(x->ndim, t[i].ndim);
+        for (int k = 0; k < x->ndim; k++)
+            ck_assert_int_eq(x->shape[k], t[i].shape[k]);
+        ck_assert_uint_eq(x->begin, y->begin);
+        ck_assert_uint_eq(x->end, y->end);
+    }
+    ck_assert_int_eq(head.n_meta, 2);
+    ck_assert_str_eq(st_meta(&head, "step"), "7");
+    ck_assert_str_eq(st_meta(&head, "config"), "{}");
+    st_free(&whole);
+    st_free(&head);
+
+    const char *big = "{\"big\":{\"dtype\":\"F32\",\"shape\":[268435456],"
+                      "\"data_offsets\":[0,1073741824]}}";
+    write_st(path, big, 0);
+    off_t size = (off_t)(8 + strlen(big)) + ((off_t)1 << 30);
+    ck_assert_int_eq(truncate(path, size), 0);
+    long before = alloc_live();
+    alloc_peak_reset();
+    int rc = st_load_header(&head, path, &err);
+    long took = alloc_peak() - before;
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_msg(took < 65536, "the header alone took %ld bytes", took);
+    ck_assert_uint_eq(head.size, (size_t)size);
+    ck_assert_uint_eq(head.tensors[0].numel, 268435456);
+    st_free(&head);
+    ck_assert_int_eq(truncate(path, size - 1), 0);
+    ck_assert_int_eq(st_load_header(&head, path, &err), -1);
+    ck_assert_msg(strstr(err.msg, "go beyond the data section") != NULL,
+                  "%s", err.msg);
     remove_tree(d.path);
 }
 END_TEST
@@ -887,6 +973,7 @@ Suite *safetensors_suite(void) {
     tcase_add_test(tc, st_reads_python_file);
     tcase_add_test(tc, st_rejects_corrupt_files);
     tcase_add_test(tc, st_rejects_bad_files);
+    tcase_add_test(tc, st_reads_header_alone);
     suite_add_tcase(s, tc);
     tc = tcase_new("st_write", "common");
     tcase_add_test(tc, st_round_trip);

@@ -205,3 +205,16 @@ done:
 int checkpoint_load(const char *path, Gpt *m, Vocab *vocab, Error *err) {
     return checkpoint_load_step(path, m, vocab, NULL, err);
 }
+
+int checkpoint_peek(const char *path, GptConfig *cfg, int *step,
+                    Error *err) {
+    StFile f;
+    if (st_load_header(&f, path, err) != 0) return -1;
+    int s = 0;
+    int rc = parse_config(&f, cfg, err) == 0
+             && param_file_fits(&f, gpt_param_count(cfg), err) == 0
+             && param_file_step(&f, &s, err) == 0 ? 0 : -1;
+    if (rc == 0 && step) *step = s;
+    st_free(&f);
+    return rc;
+}

@@ -48,4 +48,11 @@ int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
 int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
                          Error *err);
 
+// The config and the step of the checkpoint at path from its header
+// alone (st_load_header: no tensor is read), with the checks that
+// checkpoint_load makes of them and its messages: for a plan of the
+// memory (mem.h) made before the model is loaded. step may be NULL.
+int checkpoint_peek(const char *path, GptConfig *cfg, int *step,
+                    Error *err);
+
 #endif

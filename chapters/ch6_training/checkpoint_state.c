@@ -188,11 +188,15 @@ static int parse_state(TrainState *t, const Json *j, const char *path,
 }
 
 
-int train_state_load(TrainState *s, const char *dir, int step, Error *err) {
+// The state file whole, or its header alone (train_state_peek).
+static int state_read(TrainState *s, const char *dir, int step,
+                      bool header_only, Error *err) {
     memset(s, 0, sizeof *s);
     char path[4096];
     state_path(path, sizeof path, dir, step);
-    if (st_load(&s->file, path, err) != 0) return -1;
+    if ((header_only ? st_load_header(&s->file, path, err)
+                     : st_load(&s->file, path, err)) != 0)
+        return -1;
     const char *text = st_meta(&s->file, "train_state");
     Error jerr;
     Json *j = text ? json_parse(text, strlen(text), &jerr) : NULL;
@@ -211,6 +215,14 @@ int train_state_load(TrainState *s, const char *dir, int step, Error *err) {
     json_free(j);
     if (rc != 0) train_state_free(s);
     return rc;
+}
+
+int train_state_load(TrainState *s, const char *dir, int step, Error *err) {
+    return state_read(s, dir, step, false, err);
+}
+
+int train_state_peek(TrainState *s, const char *dir, int step, Error *err) {
+    return state_read(s, dir, step, true, err);
 }
 
 //> trainer-restore

@@ -41,6 +41,12 @@ typedef struct {
 
 // Reads dir/state-<step>.safetensors and checks that it holds step.
 int train_state_load(TrainState *s, const char *dir, int step, Error *err);
+// The same from the file's header alone (st_load_header): the config,
+// the step and the generators, and in s->file the tensors' names and
+// shapes and the file's size, but not the moments (trainer_restore
+// cannot take it). For a plan of the memory made before anything large
+// is read. Free it with train_state_free.
+int train_state_peek(TrainState *s, const char *dir, int step, Error *err);
 // Copies the moments, the step and the generators of s into t, whose
 // model must have the saved number of parameters. A model with a load
 // hook then receives its parameters (already in t->model.params from

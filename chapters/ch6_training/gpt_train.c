@@ -143,6 +143,22 @@ static int batch_splits(const char *dir, int batch, int parts, Error *err) {
                      parts);
 }
 
+int gpt_resume_peek(const char *dir, int parts, GptConfig *cfg,
+                    TrainConfig *tc, size_t *held, Error *err) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    int step;
+    if (checkpoint_peek(path, cfg, &step, err) != 0) return -1;
+    TrainState s;
+    if (train_state_peek(&s, dir, step, err) != 0) return -1;
+    int rc = train_config_check(&s.cfg, err) == 0
+             && batch_splits(dir, s.cfg.batch, parts, err) == 0 ? 0 : -1;
+    *tc = s.cfg;
+    *held = mem_floats(s.file.size);   // read whole by train_state_load
+    train_state_free(&s);
+    return rc;
+}
+
 //> gpt-resume
 int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir, int part,
                        int parts, Error *err) {

@@ -64,4 +64,14 @@ size_t gpt_train_floats(const GptConfig *cfg, int B, int parts);
 int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir, int part,
                        int parts, Error *err);
 
+// What gpt_trainer_resume will load from dir, read from the headers of
+// its two files alone (no tensor is read), with the checks it makes of
+// them and its messages: the model's config, the saved training config
+// (whose batch, the whole one, must divide by parts) and in *held the
+// floats' worth of the state file, which the resume holds whole while
+// the run's memory (gpt_train_floats) is allocated. A run's memory is
+// planned from these before anything of its size is read or allocated.
+int gpt_resume_peek(const char *dir, int parts, GptConfig *cfg,
+                    TrainConfig *tc, size_t *held, Error *err);
+
 #endif

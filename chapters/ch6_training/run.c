@@ -272,7 +272,7 @@ typedef struct {
     GptTrain gpt;         // the model, its activations and batch (with a
                           // backend: the host copy)
     Trainer trainer;      // the optimiser's state, the generators
-    MemPlan mem;          // a new run's memory (check_memory)
+    MemPlan mem;          // the run's memory (check_memory)
     AutoThreads threads;  // the thread count, fixed or timed (--threads)
 } Run;
 
@@ -290,12 +290,14 @@ static void check_corpus(const Run *r, const Options *o, int block) {
 
 //> memory-plan
 // The run's memory at its peak (mem.h), before anything of its size is
-// allocated: the model, its gradients, AdamW's moments, the activations
-// and the batch, kept to the end, and a sample's generation (the KV
-// cache, a window's activations; a backend's samples need only the
-// logits here) now and then. A run that does not fit is refused at
-// once. (The step times, 8 bytes a step, grow with the steps actually
-// run: not counted.)
+// allocated or read: the model, its gradients, AdamW's moments, the
+// activations and the batch, kept to the end, and a sample's generation
+// (the KV cache, a window's activations; a backend's samples need only
+// the logits here) now and then; a resumed run's config comes from its
+// files' headers, and the state file it reads whole while all the rest
+// is allocated (held) is one more passing phase. A run that does not fit
+// is refused at once. (The step times, 8 bytes a step, grow with the
+// steps actually run: not counted.)
 static size_t sample_floats(const Run *r, const Options *o,
                             const GptConfig *c) {
     return (r->be && r->be->generate ? (size_t)c->vocab_size
@@ -304,16 +306,18 @@ static size_t sample_floats(const Run *r, const Options *o,
 }
 
 static void check_memory(Run *r, const Options *o, const GptConfig *c,
-                         int B) {
+                         int B, size_t held) {
     MemPlan *p = &r->mem;
     mem_plan_begin(p);
     mem_plan_keep(p, gpt_train_floats(c, B, dist_size()));
     mem_plan_phase(p, sample_floats(r, o, c));
+    mem_plan_phase(p, held);
     Error err;
     bool check = !(r->be && r->be->skip_host_memory_check);
-    if (check && mem_plan_check(p, "lower --batch --block --embd --layers",
-                                &err) != 0)
-        error_exit(2, err.msg);
+    // (a saved run's sizes are no flags: it fits elsewhere, or not)
+    const char *hint = *o->resume ? "the saved run is too large here"
+                                  : "lower --batch --block --embd --layers";
+    if (check && mem_plan_check(p, hint, &err) != 0) error_exit(2, err.msg);
 }
 
 // The report's line on it, which a run prints before it allocates.
@@ -349,7 +353,7 @@ static void plan_run(Run *r, const Options *o) {
     Error err;
     if (gpt_config_check(&mc, &err) != 0) flags_fail("%s", err.msg);
     check_corpus(r, o, o->block);
-    check_memory(r, o, &mc, o->t.batch / dist_size());
+    check_memory(r, o, &mc, o->t.batch / dist_size(), 0);
 }
 
 // Then made, once no usage error can come: its first lines are printed
@@ -398,6 +402,13 @@ static void resume_run(Run *r, const Options *o) {
         flags_fail("--resume takes a run's folder, not a file: try "
                    "--resume %s", slash ? dir : ".");
     }
+    // the run's memory, from its files' headers, before they are read
+    GptConfig mc;
+    TrainConfig saved;
+    size_t held;
+    if (gpt_resume_peek(o->resume, dist_size(), &mc, &saved, &held, &err))
+        die("%s", err.msg);
+    check_memory(r, o, &mc, saved.batch / dist_size(), held);
     if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, dist_rank(),
                            dist_size(), &err) != 0)
         die("%s", err.msg);

@@ -333,27 +333,6 @@ static void show_split(const PairCorpus *c, const char *split) {
 
 // ---- evaluation -------------------------------------------------------------
 
-// The mean label-free loss (nll) per target token over every batch of b.
-static double val_nll(Seq2SeqTrain *g, PairBatcher *b, Error *err,
-                      int *fail) {
-    double sum = 0;
-    long n = 0;
-    for (int k = 0; k < b->n_batches; k++) {
-        const PairBatch *pb = &b->b[k];
-        batcher_fill(b, pb, g->src, g->tgt_in, g->tgt_out);
-        SmoothedLoss l;
-        if (seq2seq_forward(&g->model, &g->acts, g->src, g->tgt_in,
-                            g->tgt_out, pb->rows, pb->S, pb->T, 0, false,
-                            NULL, &l, err) != 0) {
-            *fail = 1;
-            return NAN;
-        }
-        sum += (double)l.nll * l.n_valid;
-        n += l.n_valid;
-    }
-    return n ? sum / n : NAN;
-}
-
 // The references of a corpus's target side, as text.
 static char **decode_all(const Bpe *bpe, const int *ids, const int *off,
                          int n) {
@@ -755,9 +734,8 @@ typedef struct {
 // Val nll and greedy val BLEU, printed and logged.
 static void evaluate_now(Run *r, const Eval *e, FILE *log) {
     Error err;
-    int fail = 0;
-    double vl = val_nll(&r->g, &r->vb, &err, &fail);
-    if (fail) die("%s", err.msg);
+    double vl;
+    if (batcher_nll(&r->vb, &r->g, &vl, &err) != 0) die("%s", err.msg);
     BleuResult bl;
     double secs;
     char **hyps = translate_corpus(&r->g.model, &r->bpe, &r->val,

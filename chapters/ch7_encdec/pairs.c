@@ -1,5 +1,6 @@
 #include "pairs.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,4 +301,23 @@ static int fill_next(const void *self, Rng *rng, int *src, int *tgt_in,
 
 PairSource batcher_source(PairBatcher *b) {
     return (PairSource){.self = b, .fill = fill_next};
+}
+
+int batcher_nll(const PairBatcher *b, Seq2SeqTrain *g, double *nll,
+                Error *err) {
+    double sum = 0;   // in double: a corpus's worth of tokens
+    long n = 0;
+    for (int k = 0; k < b->n_batches; k++) {
+        const PairBatch *pb = &b->b[k];
+        batcher_fill(b, pb, g->src, g->tgt_in, g->tgt_out);
+        SmoothedLoss l;
+        if (seq2seq_forward(&g->model, &g->acts, g->src, g->tgt_in,
+                            g->tgt_out, pb->rows, pb->S, pb->T, 0, false,
+                            NULL, &l, err) != 0)
+            return -1;
+        sum += (double)l.nll * l.n_valid;   // the batch's mean, weighted
+        n += l.n_valid;
+    }
+    *nll = n ? sum / n : NAN;
+    return 0;
 }

@@ -101,4 +101,14 @@ const PairBatch *batcher_batch(PairBatcher *b, long k);
 // of the seed and the step alone, so a resumed run sees the same batches.
 PairSource batcher_source(PairBatcher *b);
 
+// The plain negative log-likelihood (no label smoothing, no dropout) of
+// g's model per target token, over every batch of b: each batch's mean
+// weighted by its target tokens (each sentence's <eos> counted, padding
+// not), so that it is the mean over all of them however they are
+// batched (the val loss of ./ch7 --task translate). g's capacity must
+// hold b's largest batch; its batch buffers are overwritten. Returns 0
+// with *nll, or -1 with a message.
+int batcher_nll(const PairBatcher *b, Seq2SeqTrain *g, double *nll,
+                Error *err);
+
 #endif

@@ -215,6 +215,36 @@ static void small_run_free(SmallRun *run) {
     gpt_train_free(&run->g);
 }
 
+// What gpt_resume_peek reads from the headers of the run saved in out is
+// run's: its model's config, its training config, and the state file's
+// size (which holds AdamW's two moments). Its batch of 4 splits into 2
+// and 4 processes, not into 3.
+static void peek_matches(const char *out, const SmallRun *run) {
+    GptConfig mc;
+    TrainConfig tc;
+    size_t held = 0;
+    Error err;
+    ck_assert_msg(gpt_resume_peek(out, 2, &mc, &tc, &held, &err) == 0, "%s",
+                  err.msg);
+    const GptConfig *want = &run->g.model.cfg;
+    ck_assert(mc.vocab_size == want->vocab_size
+              && mc.block_size == want->block_size
+              && mc.n_layer == want->n_layer && mc.n_head == want->n_head
+              && mc.n_embd == want->n_embd && mc.n_ffn == want->n_ffn
+              && mc.bias == want->bias && mc.dropout == want->dropout
+              && mc.positional == want->positional);
+    ck_assert(tc.batch == 4 && tc.steps == 8 && tc.lr == 3e-3f
+              && tc.decay_steps == 8 && tc.seed == 42);
+    char p[160];
+    snprintf(p, sizeof p, "%s/state-%d.safetensors", out, run->t.step);
+    struct stat st;
+    ck_assert_int_eq(stat(p, &st), 0);
+    ck_assert_uint_eq(held, mem_floats((size_t)st.st_size));
+    ck_assert_uint_ge(held, 2 * run->g.model.num_params);
+    ck_assert_int_eq(gpt_resume_peek(out, 3, &mc, &tc, &held, &err), -1);
+    ck_assert_msg(strstr(err.msg, "does not split into 3"), "%s", err.msg);
+}
+
 // Eight steps straight, against four steps, a checkpoint, a fresh
 // process's worth of state loaded from it, and four more: the same losses
 // and the same weights, bit for bit (dropout on, so the dropout generator
@@ -240,6 +270,7 @@ START_TEST(resume_is_bit_exact) {
     char out[96];
     snprintf(out, sizeof out, "%s/run", dir);
     ck_assert_msg(trainer_save(&b.t, out, &err) == 0, "%s", err.msg);
+    peek_matches(out, &b);
     small_run_free(&b);
     SmallRun r2;
     ck_assert_msg(gpt_trainer_resume(&r2.t, &r2.g, out, 0, 1, &err) == 0, "%s",
@@ -437,6 +468,13 @@ START_TEST(resume_refusals) {
     ck_assert_int_eq(unlink(p), 0);
     ck_assert_int_eq(gpt_trainer_resume(&r.t, &r.g, out, 0, 1, &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "state-0.safetensors"));
+    // the headers alone are refused the same way
+    GptConfig mc;
+    TrainConfig tc;
+    size_t held;
+    Error peek;
+    ck_assert_int_eq(gpt_resume_peek(out, 1, &mc, &tc, &held, &peek), -1);
+    ck_assert_str_eq(peek.msg, err.msg);
     ck_assert_ptr_null(r.g.vocab.chars);
     ck_assert_ptr_null(r.t.m);
     small_run_free(&a);

@@ -4,6 +4,7 @@
 // definitions (every pair once per epoch, no batch over its tokens), and
 // decode.c's greedy_decode called sentence by sentence.
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "pairs.h"
 #include "rng.h"
 #include "seq2seq.h"
+#include "seq2seq_train.h"
 #include "task.h"
 #include "translate.h"
 
@@ -255,6 +257,113 @@ START_TEST(translate_batch_matches_one_by_one) {
 }
 END_TEST
 
+// Sentence i's negative log-likelihood, summed over its targets y <eos>:
+// the model run on the pair alone, unpadded, and the log-softmax of its
+// logits in double. *n gets the count of its targets.
+static double sentence_nll(Seq2SeqTrain *g, const PairCorpus *c, int i,
+                           int *n) {
+    int ls = pairs_src_len(c, i), lt = pairs_tgt_len(c, i), T = lt + 1;
+    int src[16], in[17], out[17];
+    ck_assert(ls >= 1 && lt < 16);
+    memcpy(src, c->src + c->src_off[i], (size_t)ls * sizeof *src);
+    in[0] = TOK_BOS;
+    memcpy(in + 1, c->tgt + c->tgt_off[i], (size_t)lt * sizeof *in);
+    memcpy(out, c->tgt + c->tgt_off[i], (size_t)lt * sizeof *out);
+    out[lt] = TOK_EOS;
+    Error err;
+    ck_assert_msg(seq2seq_forward(&g->model, &g->acts, src, in, NULL, 1, ls,
+                                  T, 0, false, NULL, NULL, &err) == 0,
+                  "%s", err.msg);
+    const float *logits = seq2seq_logits(&g->acts);
+    int V = g->model.cfg.tgt_vocab;
+    double sum = 0;
+    for (int t = 0; t < T; t++) {
+        const float *x = logits + (size_t)t * V;
+        double max = x[0], z = 0;
+        for (int v = 1; v < V; v++) max = x[v] > max ? x[v] : max;
+        for (int v = 0; v < V; v++) z += exp(x[v] - max);
+        sum += max + log(z) - x[out[t]];
+    }
+    *n = T;
+    return sum;
+}
+
+// batcher_nll is the mean over every target token of the corpus (each
+// sentence's <eos> included), against each sentence's nll computed alone
+// (sentence_nll). The corpus is cut into batches of unequal token counts
+// with padding, its sentences of unequal lengths, so that the plausible
+// slips are far from it, which is checked first: the mean of the batches'
+// means, the mean of the sentences' means, the pads in the count, and
+// the training's label smoothing (0.1 here) in the loss.
+START_TEST(batcher_nll_is_per_target_token) {
+    Rng r;
+    rng_seed(&r, 3);
+    char s[400], t[400];
+    size_t a = 0, k = 0;
+    for (int i = 0; i < 40; i++) {
+        int ls = 1 + (int)rng_below(&r, 8), lt = (int)rng_below(&r, 9);
+        for (int j = 0; j < ls; j++) s[a++] = (char)('a' + rng_below(&r, 5));
+        for (int j = 0; j < lt; j++) t[k++] = (char)('a' + rng_below(&r, 5));
+        s[a++] = '\n', t[k++] = '\n';
+    }
+    s[a] = t[k] = 0;
+    PairCorpus c;
+    int dropped;
+    load(&c, s, t, 8, true, &dropped);
+    PairBatcher b;
+    Error err;
+    ck_assert_int_eq(batcher_init(&b, &c, 60, 1, &err), 0);
+    Seq2SeqConfig cfg = seq2seq_config_default(TOK_FIRST + 'e' + 1, 16);
+    cfg.n_embd = 8, cfg.n_head = 2, cfg.n_ffn = 16, cfg.n_enc = 1;
+    cfg.n_dec = 1;
+    Seq2Seq m;
+    ck_assert_int_eq(seq2seq_create(&m, &cfg, &err), 0);
+    rng_seed(&r, 5);
+    seq2seq_init(&m, &r);
+    for (size_t i = 0; i < m.num_params; i++)   // a sharper model
+        m.params[i] *= 3;
+    Seq2SeqTrain g;
+    ck_assert_msg(seq2seq_train_init(&g, &m, b.max_rows, b.max_S, b.max_T,
+                                     0.1f, &err) == 0, "%s", err.msg);
+    // the sums by hand, and the slips' values
+    double sum = 0, of_sentences = 0, of_batches = 0, smoothed = 0;
+    long n = 0, slots = 0;
+    for (int q = 0; q < b.n_batches; q++) {
+        const PairBatch *pb = &b.b[q];
+        double bsum = 0;
+        int bn = 0;
+        for (int row = 0; row < pb->rows; row++) {
+            int i = b.order[pb->first + row], ni;
+            double x = sentence_nll(&g, &c, i, &ni);
+            bsum += x, bn += ni, of_sentences += x / ni / c.n;
+        }
+        sum += bsum, n += bn, slots += (long)pb->rows * pb->T;
+        of_batches += bsum / bn / b.n_batches;
+        batcher_fill(&b, pb, g.src, g.tgt_in, g.tgt_out);
+        SmoothedLoss l;
+        ck_assert_int_eq(seq2seq_forward(&g.model, &g.acts, g.src, g.tgt_in,
+                                         g.tgt_out, pb->rows, pb->S, pb->T,
+                                         0.1f, false, NULL, &l, &err), 0);
+        smoothed += (double)l.loss * l.n_valid;
+    }
+    double want = sum / n;
+    const double slips[4] = {of_batches, of_sentences, sum / slots,
+                             smoothed / n};
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(fabs(slips[i] - want) > 1e-2, "slip %d: %.6f is not "
+                      "far from %.6f", i, slips[i], want);
+    double got = 0;
+    ck_assert_msg(batcher_nll(&b, &g, &got, &err) == 0, "%s", err.msg);
+    ck_assert_msg(fabs(got - want) < 1e-4, "batcher_nll %.6f, by hand %.6f "
+                  "(a mean of batches %.6f, of sentences %.6f, pads "
+                  "counted %.6f, smoothed %.6f)", got, want, of_batches,
+                  of_sentences, sum / slots, smoothed / n);
+    seq2seq_train_free(&g);
+    batcher_free(&b);
+    pairs_free(&c);
+}
+END_TEST
+
 Suite *ch7_pairs_suite(void) {
     Suite *s = suite_create("ch7_pairs");
     TCase *tc = tcase_new("pairs", "ch7");
@@ -262,6 +371,7 @@ Suite *ch7_pairs_suite(void) {
     tcase_add_test(tc, batches_cover_each_pair_once_an_epoch);
     tcase_add_test(tc, batch_fill_by_hand);
     tcase_add_test(tc, translate_batch_matches_one_by_one);
+    tcase_add_test(tc, batcher_nll_is_per_target_token);
     suite_add_tcase(s, tc);
     return s;
 }
