@@ -584,15 +584,20 @@ static int cmp_double(const void *a, const void *b);
 // caches and threads warm up), an evaluation's cost estimated as its
 // forward passes at a third of a step each, and the step count that fits
 // what is left of the budget, never more than asked.
+static double median_of(const double *times, int n) {
+    double *t = xmalloc((size_t)n * sizeof *t);
+    memcpy(t, times, (size_t)n * sizeof *t);
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    double m = t[n / 2];
+    free(t);
+    return m;
+}
+
 static void fit_budget(Run *r, const Options *o, const Outcome *out,
                        double elapsed, Progress *pr) {
     TrainConfig *c = &r->trainer.cfg;
     int n = out->n_times, skip = n > 8 ? 4 : 0;
-    double *t = xmalloc((size_t)n * sizeof *t);
-    memcpy(t, out->times, (size_t)n * sizeof *t);
-    qsort(t + skip, (size_t)(n - skip), sizeof *t, cmp_double);
-    double step = t[skip + (n - skip) / 2];
-    free(t);
+    double step = median_of(out->times + skip, n - skip);
     double eval = 2.0 * c->eval_iters * step / 3;
     double per_step = step + (c->eval_every > 0 ? eval / c->eval_every : 0);
     double left = o->minutes * 60 - elapsed - eval;   // the final one too
@@ -612,6 +617,35 @@ static void fit_budget(Run *r, const Options *o, const Outcome *out,
                 was, o->minutes, o->minutes == 1 ? "" : "s", c->steps);
 }
 //< budget
+
+//> budget-again
+// At each evaluation after that, the count is timed again on the last
+// BUDGET_AGAIN steps: a machine that got busy (another program, a laptop
+// on battery) makes the rest slower than the first steps said. When what
+// is left would overrun the budget by more than a tenth, the count and
+// the cosine's end come down to what fits now (never up: a run that got
+// faster ends early, within its budget). Such a run is no longer the one
+// --steps N trains: its cosine was cut short on the way.
+enum { BUDGET_AGAIN = 20 };
+static void refit_budget(Run *r, const Options *o, const Outcome *out,
+                         double elapsed, Progress *pr) {
+    TrainConfig *c = &r->trainer.cfg;
+    int n = out->n_times < BUDGET_AGAIN ? out->n_times : BUDGET_AGAIN;
+    double step = median_of(out->times + out->n_times - n, n);
+    double eval = 2.0 * c->eval_iters * step / 3;
+    double per_step = step + (c->eval_every > 0 ? eval / c->eval_every : 0);
+    double left = o->minutes * 60 - elapsed - eval;
+    int fit = budget_again(r->trainer.step, c->steps, per_step, left);
+    if (fit == c->steps) return;
+    int was = c->steps;
+    c->steps = fit;
+    if (!o->decay_given) c->decay_steps = c->steps;
+    pr->total_steps = c->steps;
+    report_line("budget", "steps got slower, %.3f s each now: %d of %d "
+                "steps fit in %g minute%s", step, c->steps, was, o->minutes,
+                o->minutes == 1 ? "" : "s");
+}
+//< budget-again
 
 //> save-rank0
 // Rank 0 writes the run for all: the ranks hold the same weights and
@@ -701,6 +735,13 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
         if ((c->eval_every > 0 && t->step % c->eval_every == 0) || last) {
             progress_end(&pr);
             evaluate_now(r, o, out, last, &reached);
+            if (o->minutes > 0 && !last && !reached
+                && t->step > budget_probe(c)) {
+                refit_budget(r, o, out, time_now() - start, &pr);
+                dist_broadcast_int(&t->cfg.steps);   // rank 0's stands
+                dist_broadcast_int(&t->cfg.decay_steps);
+                pr.total_steps = c->steps;
+            }
             if (log)
                 fprintf(log, "%d,,%.6f,%.6f,,,\n", t->step,
                         out->curve.train[out->curve.n - 1], out->last_val);

@@ -129,3 +129,9 @@ int budget_steps(int done, int steps, double per_step, double left) {
     int fit = done + (int)more;
     return fit >= 100 ? fit - fit % 10 : fit;
 }
+
+int budget_again(int done, int steps, double per_step, double left) {
+    if ((steps - done) * per_step <= 1.1 * left) return steps;
+    int fit = budget_steps(done, steps, per_step, left > 0 ? left : 0);
+    return fit > done ? fit : done + 1;
+}

@@ -135,6 +135,11 @@ int evaluate(Trainer *t, const void *data, int which, double *loss,
 // step count that fits, never more than `steps`; from 100 on, a multiple
 // of 10 (a round number for --steps to repeat the run with).
 int budget_steps(int done, int steps, double per_step, double left);
+
+// The same later in the run, when the steps have got slower: `steps` as
+// it is while what is left fits `left` within a tenth, or else the count
+// that fits (at least done + 1, the step that ends the run).
+int budget_again(int done, int steps, double per_step, double left);
 //< budget-steps
 
 #endif

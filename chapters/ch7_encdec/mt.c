@@ -55,8 +55,9 @@ enum { MAX_LEN_MOST = 1024 };   // the largest --max-len
 // The steps whose time gives the speed (and fits the budget), after the
 // first, which pays for touching fresh memory. They are in the warmup,
 // whose learning rates do not depend on the step count, so a run cut to
-// fit is bit for bit the one --steps with the printed count gives.
-enum { SPEED_PROBE = 10 };
+// fit is bit for bit the one --steps with the printed count gives. Then
+// the budget is timed again every BUDGET_AGAIN steps (budget_again).
+enum { SPEED_PROBE = 10, BUDGET_AGAIN = 100 };
 
 typedef struct {
     const char *task, *preset, *data, *src_lang, *tgt_lang, *tokenizer;
@@ -766,8 +767,9 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
     Progress p;
     progress_start(&p, stdout, tr->cfg.steps, o->print_every);
     int first = tr->step, rc = RUN_DONE;
-    double probe_time = 0;
+    double probe_time = 0, recent_time = 0;
     long probe_tokens = 0;
+    int recent_steps = 0;
     catch_sigint();
     // halt: the signal flag as read once after a step, which decides both
     // that step's save and the end of the loop (a signal that lands after
@@ -840,6 +842,28 @@ static int train(Run *r, const Options *o, FILE *log, double *train_time,
                         "%s, this run about %s", probe_tokens / probe_time,
                         epoch, run);
             fflush(stdout);
+        }
+        // the budget timed again every BUDGET_AGAIN steps, as chapter 6's
+        // is at its evaluations: a machine that got busy shortens the run
+        if (tr->step > first + 1 + SPEED_PROBE) {
+            recent_time += dt;
+            if (++recent_steps == BUDGET_AGAIN) {
+                int was = tr->cfg.steps;
+                if (o->minutes > 0)
+                    tr->cfg.steps = budget_again(tr->step, was, recent_time
+                                                 / recent_steps, o->minutes
+                                                 * 60 - *train_time);
+                if (tr->cfg.steps != was) {
+                    tr->cfg.decay_steps = tr->cfg.steps;
+                    p.total_steps = tr->cfg.steps;
+                    progress_end(&p);
+                    report_line("budget", "steps got slower, %.3f s each "
+                                "now: %d of %d steps fit in %g minutes",
+                                recent_time / recent_steps, tr->cfg.steps,
+                                was, o->minutes);
+                }
+                recent_time = 0, recent_steps = 0;
+            }
         }
         bool last = tr->step == tr->cfg.steps;
         if ((o->eval_every > 0 && tr->step % o->eval_every == 0) || last) {
