@@ -45,9 +45,25 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K,
                         1, beta, C, 1);
         return;
     }
+    // The same sums on 1 thread and on many. OpenBLAS cuts a long K into
+    // blocks of its own size Q, and halves a last piece between Q and 2Q;
+    // its one-thread driver rounds that half to its kernel's width, its
+    // threaded one does not, so the two add the same products in another
+    // grouping (128 x 512 x 3000 differed in the last bits). A K that is a
+    // multiple of 64 halves to the same point in both (Q, a multiple of 64
+    // on every core type, leaves such a piece). So the product is the
+    // part up to the last multiple of 64, then the rest (under 64: never
+    // cut) added on.
+    int rest = K > 64 ? K % 64 : 0, K1 = K - rest;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, M, N, K,
+                trans_b ? CblasTrans : CblasNoTrans, M, N, K1,
                 alpha, A, lda, B, ldb, beta, C, ldc);
+    if (rest)
+        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    trans_b ? CblasTrans : CblasNoTrans, M, N, rest, alpha,
+                    trans_a ? A + (size_t)K1 * lda : A + K1, lda,
+                    trans_b ? B + K1 : B + (size_t)K1 * ldb, ldb, 1.0f, C,
+                    ldc);
 #endif
 }
 

@@ -14,6 +14,7 @@
 #include "progress.h"
 #include "report.h"
 #include "rng.h"
+#include "threads.h"
 #include "timer.h"
 #include "utf8.h"
 
@@ -166,6 +167,46 @@ START_TEST(gemm_transposes_alpha_beta) {
             ck_assert_close("naive", c1, want, M * N, 1e-5, 1e-5);
             ck_assert_close("gemm", c2, want, M * N, 1e-5, 1e-5);
         }
+}
+END_TEST
+
+// The same product on 1 thread and on 2, bit for bit, for each way of
+// transposing, at sizes OpenBLAS shares out (and at one it does not):
+// --threads 0 changes the count between steps, and a run must not see
+// it. Among them K of thousands, where OpenBLAS's one-thread and threaded drivers cut K
+// into blocks differently unless gemm sees to it (gemm.c: 128 x 512 x
+// 3000 differed).
+START_TEST(gemm_same_on_any_thread_count) {
+    static const int sizes[][3] = {{64, 128, 64}, {100, 96, 128},
+                                   {37, 300, 64}, {8, 8, 8},
+                                   {512, 128, 4000}, {128, 512, 3000},
+                                   {1000, 128, 1500}, {96, 700, 2213},
+                                   {256, 256, 1000}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+        float *A = xmalloc((size_t)M * K * sizeof *A);
+        float *B = xmalloc((size_t)K * N * sizeof *B);
+        float *C1 = xmalloc((size_t)M * N * sizeof *C1);
+        float *C2 = xmalloc((size_t)M * N * sizeof *C2);
+        Rng r;
+        rng_seed(&r, 11 + s);
+        rng_normal_fill(&r, A, (size_t)M * K, 0, 1);
+        rng_normal_fill(&r, B, (size_t)K * N, 0, 1);
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                float *C[2] = {C1, C2};
+                for (int t = 0; t < 2; t++) {
+                    ThreadCounts prev = threads_set(t + 1);
+                    gemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B,
+                         tb ? K : N, 0.0f, C[t], N);
+                    threads_restore(prev);
+                }
+                ck_assert_msg(memcmp(C1, C2, (size_t)M * N * sizeof *C1)
+                              == 0, "%dx%dx%d, transposed %d %d: 1 thread "
+                              "and 2 differ", M, N, K, ta, tb);
+            }
+        free(A), free(B), free(C1), free(C2);
+    }
 }
 END_TEST
 
@@ -681,6 +722,7 @@ Suite *common_suite(void) {
     tc = tcase_new("gemm", "common");
     tcase_add_test(tc, gemm_by_hand);
     tcase_add_test(tc, gemm_transposes_alpha_beta);
+    tcase_add_test(tc, gemm_same_on_any_thread_count);
     suite_add_tcase(s, tc);
     tc = tcase_new("flags", "common");
     tcase_add_test(tc, flags_parse_all_types);

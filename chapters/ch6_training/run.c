@@ -164,9 +164,10 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"eval-iters", FLAG_INT, &t->eval_iters,
          "batches of train and val per evaluation"},
         {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
-        {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
-         "under mpirun, the cores shared among the processes; more than "
-         "the cores: capped)"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: from 1 to one "
+         "per core, the fastest as timed while it runs; on a GPU or under "
+         "mpirun: one per core, shared among the processes; more than the "
+         "cores: capped)"},
         {"data", FLAG_STRING, &o->data, "UTF-8 text to train on (90% train)"},
         {"out", FLAG_STRING, &o->out, "save checkpoints in this folder"},
         {"overwrite", FLAG_BOOL, &o->overwrite, "with --out: replace the run "

@@ -79,8 +79,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t,
         {"head", FLAG_STRING, &o->head, "the cross-attention drawn: 'mean' "
          "of the heads, or one head's number"},
         {"seed", FLAG_U64, &t->seed, "initialisation, data and dropout"},
-        {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
-         "more than the cores: capped)"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: from 1 to one "
+         "per core, the fastest as timed while it runs; more than the "
+         "cores: capped)"},
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
          "lines when the output is not a terminal"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},

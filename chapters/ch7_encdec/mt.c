@@ -132,8 +132,9 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         {"alpha", FLAG_FLOAT, &o->alpha, "beam search's length "
          "normalisation: score = log P / length^alpha"},
         {"seed", FLAG_U64, &t->seed, "initialisation, batches, dropout"},
-        {"threads", FLAG_INT, &o->threads, "threads (0: one per core; "
-         "more than the cores: capped)"},
+        {"threads", FLAG_INT, &o->threads, "threads (0: from 1 to one "
+         "per core, the fastest as timed while it runs; more than the "
+         "cores: capped)"},
         {"print-every", FLAG_INT, &o->print_every, "steps between progress "
          "lines when the output is not a terminal"},
         {"quiet", FLAG_BOOL, &o->quiet, "no progress lines"},
