@@ -36,9 +36,11 @@ busy = []
 
 
 def stop_busy():
+    # SIGTERM, which timeout passes on to yes (a SIGKILL would leave yes
+    # running without its time limit)
     for p in busy:
         if p.poll() is None:
-            p.kill()
+            p.terminate()
             p.wait()
     busy.clear()
 
@@ -108,9 +110,9 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--loads", default="0,1,2",
                    help="busy processes to run beside, comma-separated")
-    p.add_argument("--steps", type=int, default=60,
+    p.add_argument("--steps", type=int, default=150,
                    help="training steps of each ./ch6 and PyTorch run")
-    p.add_argument("--mt-steps", type=int, default=40,
+    p.add_argument("--mt-steps", type=int, default=80,
                    help="training steps of each ./ch7 run")
     p.add_argument("--python", default=os.environ.get("PYTHON", ""),
                    help="a Python with torch (default: none)")
