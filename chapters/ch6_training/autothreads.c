@@ -2,19 +2,23 @@
 #include "autothreads.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "threads.h"
 
 //> autothreads
 // The rules, in the order a run meets them:
 // - The first step is left out (caches and threads warm up); the second,
-//   on every core, is compared with one on another count at once. After
-//   that, a count is compared on the median of its last
+//   on every core, is compared with steps on another count at once. After
+//   that, the count in use costs the median of its last
 //   AUTOTHREADS_RECENT steps.
-// - A try runs one step at the other count. Unless that step took at most
-//   WIN of the cost now (the median of the last steps), the try ends
-//   there: on an idle machine a losing try costs one slower step. A step
-//   that wins runs a second; when both win, the new count stays.
+// - A try runs up to TRY_STEPS steps on another count. A step that costs
+//   more than ABORT times the count in use ends it there: on an idle
+//   machine a losing try costs one slower step. Otherwise the median of
+//   the try's steps decides: the new count stays if it is faster by more
+//   than the noise (WIN). Two counts within a few tenths of each other
+//   need that many steps to tell apart: a single step's time can be off
+//   by half when another program runs.
 // - Tries come back after INTERVAL_MIN seconds, and twice as long after
 //   each try that lost, up to INTERVAL_MAX: a few tenths of a percent of
 //   an idle run. When the steps' cost moves by more than MOVED either way
@@ -24,8 +28,9 @@
 //   what the losing tries cost beyond the steps they replaced is held
 //   under TRY_SHARE of the run's time: after a try that cost 0.5 s too
 //   much, none for 25 s, whatever the rules above say.
-enum { WARM_STEPS = 1 };
-static const double WIN = 0.9;          // a try must be 10% faster
+enum { WARM_STEPS = 1, TRY_STEPS = AUTOTHREADS_RECENT };
+static const double ABORT = 1.3;        // a try's step 30% slower: lost
+static const double WIN = 0.97;         // a try's median 3% faster: won
 static const double MOVED = 1.3;        // the load changed: try again now
 static const double INTERVAL_MIN = 2.0, INTERVAL_MAX = 30.0;   // seconds
 static const double TRY_SHARE = 0.02;
@@ -48,11 +53,15 @@ void autothreads_from_flag(AutoThreads *a, int asked) {
     else autothreads_init(a, 0, threads_cores());
 }
 
-static double median3(const double *x, int n) {
-    if (n == 1) return x[0];
-    if (n == 2) return (x[0] + x[1]) / 2;
-    double lo = x[0] < x[1] ? x[0] : x[1], hi = x[0] < x[1] ? x[1] : x[0];
-    return x[2] < lo ? lo : x[2] > hi ? hi : x[2];
+// The median of n <= AUTOTHREADS_RECENT costs (of two: the smaller).
+static double median(const double *x, int n) {
+    double s[AUTOTHREADS_RECENT];
+    for (int i = 0; i < n; i++) {   // insertion sort: at most 5
+        int j = i;
+        for (; j > 0 && s[j - 1] > x[i]; j--) s[j] = s[j - 1];
+        s[j] = x[i];
+    }
+    return s[(n - 1) / 2];
 }
 
 // The next count to try, round robin over the neighbours of the count in
@@ -88,8 +97,10 @@ static void end_probe(AutoThreads *a, bool won, double now) {
         a->cost_was = now;
         a->cost_now = a->probe_cost;
         a->threads = tried;
-        a->n_recent = 0;
-        a->ref = 0;                      // measured afresh at the new count
+        // the try's steps are the new count's recent ones
+        memcpy(a->recent, a->tried, sizeof a->recent);
+        a->n_recent = a->probe_steps;
+        a->ref = a->probe_cost;
         a->interval = INTERVAL_MIN;      // and compared again soon
     } else {
         autothreads_set_hook(a->threads);
@@ -113,13 +124,14 @@ bool autothreads_step(AutoThreads *a, double seconds, double work) {
     a->clock += seconds;
     double cost = seconds / work;
     if (a->probe) {                      // a try's step
-        a->probe_steps++;
+        a->tried[a->probe_steps++] = cost;
         a->probe_seconds += seconds;
         a->probe_work += work;
-        if (cost > a->probe_cost) a->probe_cost = cost;
-        double now = median3(a->recent, a->n_recent);
-        bool wins = a->probe_cost <= WIN * now;
-        if (wins && a->probe_steps < 2) return false;   // once more
+        double now = median(a->recent, a->n_recent);
+        bool lost = cost > ABORT * now;
+        if (!lost && a->probe_steps < TRY_STEPS) return false;
+        a->probe_cost = lost ? cost : median(a->tried, a->probe_steps);
+        bool wins = !lost && a->probe_cost < WIN * now;
         bool first = !a->settled;
         end_probe(a, wins, now);
         a->settled = true;
@@ -132,14 +144,14 @@ bool autothreads_step(AutoThreads *a, double seconds, double work) {
     // the first comparison as soon as one step was timed: a wrong count
     // can cost ten times a step
     if (a->n_recent < (a->settled ? AUTOTHREADS_RECENT : 1)) return false;
-    double now = median3(a->recent, a->n_recent);
+    double now = median(a->recent, a->n_recent);
     if (a->ref == 0) a->ref = now;
     bool moved = now > a->ref * MOVED || now * MOVED < a->ref;
     if (moved) a->interval = INTERVAL_MIN;
     if (!moved && a->settled && a->clock < a->next_probe) return false;
     if (a->clock < a->earliest) return false;
     a->probe = candidate(a);
-    a->probe_cost = a->probe_seconds = a->probe_work = 0;
+    a->probe_seconds = a->probe_work = 0;
     a->probe_steps = 0;
     autothreads_set_hook(a->probe);
     return false;

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum { AUTOTHREADS_RECENT = 3 };
+enum { AUTOTHREADS_RECENT = 5 };
 
 typedef struct {
     int cores;           // the most threads it tries
@@ -42,7 +42,8 @@ typedef struct {
     int n_recent;
     double ref;          // the cost at `threads` when it was last compared
     int probe;           // the count being tried; 0: none
-    double probe_cost;   // the worse of its steps so far
+    double tried[AUTOTHREADS_RECENT];   // the costs of its steps
+    double probe_cost;   // what it cost: its median, or the step that lost
     double probe_seconds, probe_work;   // its steps' time and work
     int probe_steps;
     double clock;        // seconds of the steps timed so far
