@@ -163,10 +163,14 @@ void autothreads_describe(const AutoThreads *a, long step, char *buf,
         snprintf(buf, size, "%d%s", a->threads, a->adaptive ? "" : " (fixed)");
         return;
     }
-    char from[32] = "";
+    char from[32] = "", how[48];
     if (!a->first) snprintf(from, sizeof from, " from step %ld", step);
-    snprintf(buf, size, "%d%s (%d thread%s ran %.1fx slower%s)", a->threads,
-             from, a->was, a->was == 1 ? "" : "s",
-             a->cost_now > 0 ? a->cost_was / a->cost_now : 0,
-             a->was > a->threads ? ": a busy machine" : "");
+    double ratio = a->cost_now > 0 ? a->cost_was / a->cost_now : 0;
+    if (ratio < 1.05)   // a first try that lost by less than the noise
+        snprintf(how, sizeof how, "about as fast");
+    else
+        snprintf(how, sizeof how, "%.1fx slower", ratio);
+    snprintf(buf, size, "%d%s (%d thread%s ran %s%s)", a->threads, from,
+             a->was, a->was == 1 ? "" : "s", how,
+             a->was > a->threads && ratio >= 1.05 ? ": a busy machine" : "");
 }

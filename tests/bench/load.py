@@ -165,11 +165,11 @@ def main():
     print("tokens/s over each run's whole training time; in brackets the "
           "ratio to the\nidle machine's --threads 0 run of the same "
           "program")
-    head = "%-36s" % "" + "".join("%18s" % ("busy %d" % n) for n in loads)
+    head = "%-48s" % "" + "".join("%18s" % ("busy %d" % n) for n in loads)
     print(head)
     for key, label, t in ways:
         base = res.get((key if key != "torch" else "ch6", 0, 0), (None,))[0]
-        row = "%-36s" % ("%s, %s" % (label, "--threads 0 (default)"
+        row = "%-48s" % ("%s, %s" % (label, "--threads 0 (default)"
                                      if t == 0 else "%d thread%s"
                                      % (t, "s" * (t > 1))))
         for n in loads:
