@@ -1,16 +1,16 @@
 // autothreads.h - --threads 0: the thread count that runs fastest on the
 // machine as it is now, found by timing the steps, and kept up to date.
 //
-// Two threads on two idle cores train 1.6 times as fast as one. But when
-// another program keeps one of those cores busy, every parallel loop and
-// every matrix product waits at its end for the thread that lost its core,
-// and two threads run 2 to 3 times slower than one. Which count is best
-// depends on what else runs, and that changes during a run. So the
+// Two threads on two idle cores train up to 1.6 times as fast as one. But
+// when another program keeps one of those cores busy, every parallel loop
+// and every matrix product waits at its end for the thread that lost its
+// core, and two threads run 2 to 4 times slower than one. Which count is
+// best depends on what else runs, and that changes during a run. So the
 // training loops time each step and, now and then, try another count for
-// a step or two: a count that is clearly faster is kept, one that is not
-// is dropped at once. The results do not depend on the count (every sum
-// has a fixed order, see common/parallel.h), so switching changes the
-// speed and nothing else.
+// a few steps: a count that is faster is kept, one that is clearly slower
+// is dropped after one step. The results do not depend on the count
+// (every sum has a fixed order: common/parallel.h, common/gemm.c), so
+// switching changes the speed and nothing else.
 //
 //   AutoThreads at;
 //   autothreads_init(&at, asked, cores);   // asked 0: adapt; N: keep N
