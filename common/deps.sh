@@ -185,6 +185,12 @@ check_data() {
        && ! command -v wget >/dev/null 2>&1; then
         need curl "downloading the data sets"
     fi
+    # (a minimal Debian, such as the debian:12 container, has no
+    # certificate authorities, and curl only recommends them: without
+    # them no https download starts)
+    if [ ! -d ../shared/data ] && [ ! -s /etc/ssl/certs/ca-certificates.crt ]; then
+        need ca-certificates "checking the download sites' certificates (https)"
+    fi
 }
 
 [ $# -gt 0 ] || set -- all
