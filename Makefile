@@ -482,6 +482,20 @@ check-tsan: data/tinyshakespeare.txt
 	    || { cat $$b.log; echo "FAILED: $$b --small --validate-only --max-block 256"; exit 1; }; done
 .PHONY: check-tsan
 
+# ---- arm64, under emulation ------------------------------------------------------------
+# The whole project cross-built for arm64 by Debian's aarch64-linux-gnu-gcc
+# against the arm64 builds of OpenBLAS and Check (Debian's multiarch; the
+# packages are installed like the others, see common/deps.sh), into
+# build/aarch64-linux-gnu-gcc/, and run here under qemu-aarch64-static:
+# every Check suite and the grade table, ./ch1 .. ./ch7 against this
+# machine's programs, chapter 6's losses step by step (tests/arm64.sh).
+# Not part of make check, nor of CI, whose time it would not fit.
+# Correctness only: under emulation a time says nothing of arm64's speed.
+check-arm64: data/tinyshakespeare.txt $(MULTI30K) $(BLEU_VECTORS) \
+    $(addprefix $(OBJ)/ch,1 2 3 4 5 6 7)
+	@MAKE='$(MAKE)' bash tests/arm64.sh $(OBJ)
+.PHONY: check-arm64
+
 # ---- fuzzing -------------------------------------------------------------------------
 # libFuzzer harnesses (tests/fuzz/TARGET.c) for every parser of input from
 # outside: each runs FUZZ_SECONDS on a copy of its seed corpus
@@ -675,6 +689,8 @@ help:
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
+	@echo "  make check-arm64    the project cross-built for arm64 and run here under"
+	@echo "                      qemu: the tests, the programs against this machine's"
 	@echo "  make faults         kill -9, a full disk and Ctrl-C against training runs"
 	@echo "  make fuzz           every parser's libFuzzer harness, FUZZ_SECONDS each (30;"
 	@echo "                      clang; FUZZ_JOBS at once); make fuzz-one TARGET=json: one"
