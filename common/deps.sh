@@ -188,7 +188,8 @@ check_data() {
     # (a minimal Debian, such as the debian:12 container, has no
     # certificate authorities, and curl only recommends them: without
     # them no https download starts)
-    if [ ! -d ../shared/data ] && [ ! -s /etc/ssl/certs/ca-certificates.crt ]; then
+    if [ ! -d ../shared/data ] && command -v apt-get >/dev/null 2>&1 \
+       && [ ! -s /etc/ssl/certs/ca-certificates.crt ]; then
         need ca-certificates "checking the download sites' certificates (https)"
     fi
 }
@@ -230,7 +231,7 @@ done
 
 if [ "${NO_INSTALL:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
     add=
-    for a in "${foreign[@]}"; do add+="dpkg --add-architecture $a; "; done
+    for a in ${foreign[@]+"${foreign[@]}"}; do add+="dpkg --add-architecture $a; "; done
     [ -n "$add" ] && add+="apt-get update; "
     echo "error: missing packages: ${why[*]}; install them (Debian/Ubuntu:" \
          "${add}apt-get install ${pkgs[*]}) and run make again" >&2
@@ -249,7 +250,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # Packages of another architecture (libopenblas-dev:arm64) come from its
 # package lists, which apt fetches once dpkg knows the architecture.
-for a in "${foreign[@]}"; do
+for a in ${foreign[@]+"${foreign[@]}"}; do
     echo "deps: adding $a as a foreign architecture (dpkg --add-architecture" \
          "$a), for the $a builds of the libraries"
     $SUDO dpkg --add-architecture "$a"
