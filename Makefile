@@ -67,6 +67,7 @@ ARM64_NATIVE = $(call lazy,ARM64_NATIVE,echo 'int x;' | $(CC) -mcpu=native -x c 
 # vectorise such a reduction, and the widening trips it. Those calls then
 # go to the C library's fmax and fmin, which return the same numbers; no
 # hot loop takes them (softmax's max is fmaxf, on floats, unaffected).
+# Every gcc for arm64 gets it: harmless, and newer ones were not tried.
 ARM64_GCC_FIX = $(if $(and $(IS_ARM64),$(filter-out clang%,$(CC_NAME))),-fno-builtin-fmax -fno-builtin-fmin)
 ARCH_FLAGS = $(if $(filter 1,$(PORTABLE)),,$(if $(IS_ARM64),$(ARM64_NATIVE),-march=native)) \
     $(if $(and $(filter 1,$(NO_AVX512)),$(IS_X86)),-mno-avx512f) $(ARM64_GCC_FIX)
