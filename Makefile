@@ -3,7 +3,7 @@
 # ---- knobs (make VAR=value) ------------------------------------------------
 CC ?= cc
 EXERCISES ?= solutions   # folder graded by `make check`
-PORTABLE ?= 0            # 1: no -march=native (binaries that run anywhere)
+PORTABLE ?= 0            # 1: no -march=native (-mcpu=native on arm64)
 NO_BLAS ?= 0             # 1: naive triple-loop GEMM instead of OpenBLAS
 NO_AVX512 ?= 0           # 1: build as for a CPU without AVX-512 (see help)
 SAN ?= 0                 # 1: AddressSanitizer + UBSan build; fuzz: libFuzzer's
@@ -46,6 +46,44 @@ OBJ := $(BUILD)/$(VARIANT)
 
 # Detections run once, on first use (after `deps` may have installed things).
 lazy = $(eval $(1) := $(shell $(2)))$($(1))
+
+# ---- the architecture built for ---------------------------------------------
+# What the compiler builds for: x86_64, aarch64 (its -dumpmachine's first
+# field). The flag that tunes for this machine's CPU is -march=native on
+# x86-64 and -mcpu=native on arm64 (gcc's spelling there), where it is
+# tried first: a cross compiler, which cannot know the CPU that will run
+# its programs, refuses it, and then there is none. -mno-avx512f
+# (NO_AVX512=1) and the OpenBLAS core type Haswell are x86 things, used
+# and named only there.
+CC_ARCH = $(call lazy,CC_ARCH,$(CC) -dumpmachine 2>/dev/null | cut -d- -f1 | grep . || uname -m)
+IS_ARM64 = $(filter aarch64 arm64,$(CC_ARCH))
+IS_X86 = $(if $(filter x86_64 i386 i486 i586 i686,$(CC_ARCH)),1)
+ARM64_NATIVE = $(call lazy,ARM64_NATIVE,echo 'int x;' | $(CC) -mcpu=native -x c -c - -o /dev/null 2>/dev/null && echo -mcpu=native)
+# gcc 12 for arm64 (Debian 12's, native and cross alike) stops with an
+# internal compiler error (in vect_transform_reduction) on a loop that
+# takes the fmax or fmin of a double and a float widened to it, such as
+# `err = fmax(err, fabs(a[i] - b[i]))`, the way the tests and a few
+# programs measure a largest difference: NEON's max instruction makes it
+# vectorise such a reduction, and the widening trips it. Those calls then
+# go to the C library's fmax and fmin, which return the same numbers; no
+# hot loop takes them (softmax's max is fmaxf, on floats, unaffected).
+# Every gcc for arm64 gets it: harmless, and newer ones were not tried.
+ARM64_GCC_FIX = $(if $(and $(IS_ARM64),$(filter-out clang%,$(CC_NAME))),-fno-builtin-fmax -fno-builtin-fmin)
+ARCH_FLAGS = $(if $(filter 1,$(PORTABLE)),,$(if $(IS_ARM64),$(ARM64_NATIVE),-march=native)) \
+    $(if $(and $(filter 1,$(NO_AVX512)),$(IS_X86)),-mno-avx512f) $(ARM64_GCC_FIX)
+# A cross compiler named by its target (Debian's aarch64-linux-gnu-gcc on
+# an x86-64 machine: make check-arm64): its archiver and C++ compiler are
+# those of the same name, and pkg-config looks in the target's folder
+# (/usr/lib/aarch64-linux-gnu/pkgconfig), where Debian's multiarch puts the
+# arm64 builds of OpenBLAS and Check.
+CC_NAME := $(notdir $(firstword $(CC)))
+CROSS := $(filter-out $(shell uname -m)-%,$(filter %-linux-gnu,$(firstword $(subst -gcc, ,$(filter %-linux-gnu-gcc %-linux-gnu-gcc-%,$(CC_NAME))))))
+PKG_CONFIG := $(if $(CROSS),$(if $(PKG_CONFIG_LIBDIR),,PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS)/pkgconfig:/usr/share/pkgconfig ))pkg-config
+ifneq ($(CROSS),)
+ifeq ($(origin AR),default)
+AR := $(CROSS)-ar
+endif
+endif
 HAVE_OPENMP = $(call lazy,HAVE_OPENMP,$(if $(filter thread,$(SAN)),false,echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null) && echo 1)
 HAVE_NVCC = $(call lazy,HAVE_NVCC,command -v nvcc >/dev/null 2>&1 && echo 1)
 # OpenBLAS comes in a pthreads build and an OpenMP build. Ours is the
@@ -54,12 +92,14 @@ HAVE_NVCC = $(call lazy,HAVE_NVCC,command -v nvcc >/dev/null 2>&1 && echo 1)
 # cores, threads of one spin while the other works and a training step
 # can take several times as long. (clang's OpenMP runtime is another
 # library, so clang builds keep the pthreads OpenBLAS.)
-BLAS_OMP_DIR = $(call lazy,BLAS_OMP_DIR,$(if $(filter clang%,$(notdir $(firstword $(CC)))),,$(if $(HAVE_OPENMP),ls -d /usr/lib/*/openblas-openmp 2>/dev/null | head -n 1)))
-BLAS_PKG = $(if $(BLAS_OMP_DIR),PKG_CONFIG_PATH=$(BLAS_OMP_DIR)/pkgconfig) pkg-config
+# (the folder of the compiler's own architecture, /usr/lib/x86_64-linux-gnu/:
+# with Debian's multiarch, other architectures' builds may be beside it)
+BLAS_OMP_DIR = $(call lazy,BLAS_OMP_DIR,$(if $(filter clang%,$(notdir $(firstword $(CC)))),,$(if $(HAVE_OPENMP),m=$$($(CC) -print-multiarch 2>/dev/null); ls -d /usr/lib/$${m:-*}/openblas-openmp 2>/dev/null | head -n 1)))
+BLAS_PKG = $(if $(BLAS_OMP_DIR),PKG_CONFIG_PATH=$(BLAS_OMP_DIR)/pkgconfig) $(PKG_CONFIG)
 BLAS_CFLAGS = $(call lazy,BLAS_CFLAGS,$(BLAS_PKG) --cflags openblas 2>/dev/null)
 BLAS_LIBS = $(call lazy,BLAS_LIBS,$(BLAS_PKG) --libs openblas 2>/dev/null$(if $(BLAS_OMP_DIR), && echo -Wl$(comma)-rpath$(comma)$(BLAS_OMP_DIR)))
-CHECK_CFLAGS = $(call lazy,CHECK_CFLAGS,pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS = $(call lazy,CHECK_LIBS,pkg-config --libs check 2>/dev/null)
+CHECK_CFLAGS = $(call lazy,CHECK_CFLAGS,$(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS = $(call lazy,CHECK_LIBS,$(PKG_CONFIG) --libs check 2>/dev/null)
 
 SANFLAGS := $(if $(filter thread,$(SAN)),-fsanitize=thread -g,-fsanitize=address,undefined -fno-sanitize-recover=undefined \
     -fno-omit-frame-pointer -g)
@@ -82,8 +122,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wvla
 # (gcc's default under -std=c11, but not clang's, which would fuse it into
 # one FMA: a clang build would then compute other numbers than gcc's).
 CFLAGS_ALL = -std=c11 $(OPT) -ffp-contract=off -fno-math-errno -fno-trapping-math $(WARN) -D_POSIX_C_SOURCE=200809L -MMD -MP \
-    $(if $(filter 1,$(PORTABLE)),,-march=native) \
-    $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
+    $(ARCH_FLAGS) \
     $(if $(HAVE_OPENMP),-fopenmp) \
     $(if $(filter 1,$(NO_BLAS)),-DNO_BLAS,$(BLAS_CFLAGS)) \
     $(if $(filter 1 thread fuzz,$(SAN)),$(SANFLAGS)) \
@@ -136,6 +175,7 @@ banner: | $(OBJ)/.deps-build
 	@$(if $(HAVE_OPENMP),echo "  + OpenMP found",echo "  - OpenMP not found: loops run on one thread")
 	@$(if $(filter 1,$(MPI)),echo "  + MPI=1: ./ch6 is built against Open MPI: mpirun -q -np N ./ch6")
 	@$(if $(HAVE_NVCC),echo "  + nvcc found: ./ch8 builds for the GPU",echo "  - nvcc not found: no ./ch8 (its kernels are still tested, emulated)")
+	$(if $(CROSS),@echo "  + cross-compiling for $(CROSS): its programs run there (or under qemu)")
 
 # The binaries at the top level are copies of the current variant's, redone
 # whenever the variant changes.
@@ -147,7 +187,7 @@ $(BUILD)/.variant: FORCE
 COMMON_SRC := $(filter-out common/%_test.c,$(wildcard common/*.c))
 COMMON_OBJ := $(COMMON_SRC:%.c=$(OBJ)/%.o)
 $(OBJ)/libcommon.a: $(COMMON_OBJ)
-	@rm -f $@ && ar rcs $@ $^
+	@rm -f $@ && $(AR) rcs $@ $^
 
 $(OBJ)/common/%.o: common/%.c | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
@@ -158,7 +198,7 @@ define CHAPTER_RULES
 CH$(1)_SRC := $$(filter-out %/main.c,$$(wildcard $(call chdir,$(1))/*.c))
 CH$(1)_OBJ := $$(CH$(1)_SRC:%.c=$$(OBJ)/%.o)
 $$(OBJ)/libch$(1).a: $$(CH$(1)_OBJ)
-	@rm -f $$@ && ar rcs $$@ $$^
+	@rm -f $$@ && $$(AR) rcs $$@ $$^
 $$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(OBJ)/.deps-build
 	@mkdir -p $$(dir $$@)
 	$$(call say,CC $$<)$$(CC) $$(CFLAGS_ALL) $(call chincludes,$(1)) -c $$< -o $$@
@@ -170,7 +210,7 @@ $$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcom
 CH$(1)_BIN = $$(OBJ)/ch$(1)$$(if $$(and $$(filter 1,$$(MPI)),$$(filter 6,$(1))),-mpi)
 ch$(1): banner $$(CH$(1)_BIN) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt) $$(if $$(filter $(1),7),$(MULTI30K))
 	@cp $$(CH$(1)_BIN) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)$$(if $$(findstring -mpi,$$(CH$(1)_BIN)), (MPI: mpirun -q -np N ./ch$(1)))"
-	$$(if $$(filter 1,$$(NO_AVX512)),@echo "  without AVX-512: run it as OPENBLAS_CORETYPE=Haswell ./ch$(1) (OpenBLAS too)")
+	$$(if $$(and $$(filter 1,$$(NO_AVX512)),$$(IS_X86)),@echo "  without AVX-512: run it as OPENBLAS_CORETYPE=Haswell ./ch$(1) (OpenBLAS too)")
 endef
 $(foreach n,$(filter-out 8,$(CHAPTERS)),$(eval $(call CHAPTER_RULES,$(n))))
 
@@ -198,7 +238,7 @@ $(OBJ)/st_compare: tests/mpi/st_compare.c $(OBJ)/libcommon.a | $(OBJ)/.deps-buil
 # also carries the emulated build (every symbol renamed *_emu) for its
 # self-check on a machine without a GPU.
 CH8_DIR := $(call chdir,8)
-CXX_EMU := $(if $(filter clang%,$(notdir $(firstword $(CC)))),clang++,g++)
+CXX_EMU := $(if $(filter clang%,$(notdir $(firstword $(CC)))),clang++,$(if $(CROSS),$(CROSS)-g++,g++))
 CUDA_ARCH ?= 80 90
 NVCC ?= nvcc
 CUDA_HOME = $(call lazy,CUDA_HOME,dirname $$(dirname $$(command -v $(NVCC))))
@@ -210,7 +250,7 @@ KBENCH_SRC := $(wildcard tests/bench/cuda/*.cu)
 KBENCH_EMU := $(KBENCH_SRC:%.cu=$(OBJ)/%.emu)
 KBENCH_GPU := $(KBENCH_SRC:%.cu=$(OBJ)/%.gpu)
 CXXFLAGS_EMU = -std=c++17 $(OPT) -ffp-contract=off -fno-math-errno $(filter-out -Wvla,$(WARN)) -pthread -MMD -MP \
-    $(if $(filter 1,$(PORTABLE)),,-march=native) $(if $(filter 1,$(NO_AVX512)),-mno-avx512f) \
+    $(ARCH_FLAGS) \
     $(if $(filter 1 thread,$(SAN)),$(SANFLAGS)) $(if $(filter 1,$(SAN)),-fno-sanitize=null) \
     -Icommon $(call chincludes,8) $(CXXFLAGS)
 # (-fno-sanitize=null: UBSan tests the address of a thread_local such as
@@ -228,7 +268,7 @@ $(OBJ)/$(CH8_DIR)/emu.emu.o: $(CH8_DIR)/emu.cpp | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
 	$(call say,CXX $<)$(CXX_EMU) $(CXXFLAGS_EMU) -c $< -o $@
 $(OBJ)/libch8.a: $(CH8_EMU_OBJ)
-	@rm -f $@ && ar rcs $@ $^
+	@rm -f $@ && $(AR) rcs $@ $^
 $(OBJ)/$(CH8_DIR)/%.gpu.o: $(CH8_DIR)/%.cu | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
 	$(call say,NVCC $<)$(NVCC) $(NVCCFLAGS_ALL) -M -MT $@ $< -o $(@:.o=.d) && \
@@ -239,7 +279,7 @@ $(OBJ)/libch8emu.a: $(CH8_EMU_OBJ)
 	@rm -rf $@ $(@:.a=.parts) && mkdir -p $(@:.a=.parts)
 	@nm --defined-only -g $^ | awk 'NF == 3 { print $$3, $$3 "_emu" }' | sort -u > $(@:.a=.parts)/syms
 	@for o in $^; do objcopy --redefine-syms=$(@:.a=.parts)/syms $$o $(@:.a=.parts)/$$(basename $$o); done
-	@ar rcs $@ $(@:.a=.parts)/*.o
+	@$(AR) rcs $@ $(@:.a=.parts)/*.o
 CH8_CPU_LIBS = $(foreach n,6 5 4 3 2 1,$(OBJ)/libch$(n).a)
 $(OBJ)/$(CH8_DIR)/main.o: $(CH8_DIR)/main.c | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
@@ -419,7 +459,7 @@ grade-all: banner data/tinyshakespeare.txt $(BLEU_VECTORS) $(GRADER)
 valgrind: data/tinyshakespeare.txt $(MULTI30K)
 	@$(MAKE) --no-print-directory runner PORTABLE=1
 	@command -v valgrind >/dev/null || bash common/deps.sh valgrind
-	CK_FORK=no OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell \
+	CK_FORK=no OPENBLAS_NUM_THREADS=1 $(if $(IS_X86),OPENBLAS_CORETYPE=Haswell )\
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
 	  $(BUILD)/$(notdir $(firstword $(CC)))-portable/ex/$(EXKEY)/run_tests
 
@@ -442,6 +482,20 @@ check-tsan: data/tinyshakespeare.txt
 	    && echo "kernel benchmark $$(basename $$b .emu) under ThreadSanitizer: $$(tail -n 1 $$b.log)" \
 	    || { cat $$b.log; echo "FAILED: $$b --small --validate-only --max-block 256"; exit 1; }; done
 .PHONY: check-tsan
+
+# ---- arm64, under emulation ------------------------------------------------------------
+# The whole project cross-built for arm64 by Debian's aarch64-linux-gnu-gcc
+# against the arm64 builds of OpenBLAS and Check (Debian's multiarch; the
+# packages are installed like the others, see common/deps.sh), into
+# build/aarch64-linux-gnu-gcc/, and run here under qemu-aarch64-static:
+# every Check suite and the grade table, ./ch1 .. ./ch7 against this
+# machine's programs, chapter 6's losses step by step (tests/arm64.sh).
+# Not part of make check, nor of CI, whose time it would not fit.
+# Correctness only: under emulation a time says nothing of arm64's speed.
+check-arm64: data/tinyshakespeare.txt $(MULTI30K) $(BLEU_VECTORS) \
+    $(addprefix $(OBJ)/ch,1 2 3 4 5 6 7)
+	@MAKE='$(MAKE)' bash tests/arm64.sh $(OBJ)
+.PHONY: check-arm64
 
 # ---- fuzzing -------------------------------------------------------------------------
 # libFuzzer harnesses (tests/fuzz/TARGET.c) for every parser of input from
@@ -533,7 +587,7 @@ $(OBJ)/tests/bench/cuda/%.gpu.o: tests/bench/cuda/%.cu | $(OBJ)/.deps-build
 	$(call say,NVCC $<)$(NVCC) $(NVCCFLAGS_ALL) -M -MT $@ $< -o $(@:.o=.d) && \
 	    $(NVCC) $(NVCCFLAGS_ALL) -c $< -o $@
 $(OBJ)/libch8gpu.a: $(CH8_GPU_OBJ)
-	@rm -f $@ && ar rcs $@ $^
+	@rm -f $@ && $(AR) rcs $@ $^
 $(OBJ)/tests/bench/cuda/%.gpu: $(OBJ)/tests/bench/cuda/%.gpu.o $(OBJ)/libch8gpu.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
 	    -lcublas -lcudart -ldl $(CH8_LIBS) $(LIBS_ALL) -o $@
@@ -636,6 +690,8 @@ help:
 	@echo "  make check SAN=1    the tests under AddressSanitizer and UBSan"
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
+	@echo "  make check-arm64    the project cross-built for arm64 and run here under"
+	@echo "                      qemu: the tests, the programs against this machine's"
 	@echo "  make faults         kill -9, a full disk and Ctrl-C against training runs"
 	@echo "  make fuzz           every parser's libFuzzer harness, FUZZ_SECONDS each (30;"
 	@echo "                      clang; FUZZ_JOBS at once); make fuzz-one TARGET=json: one"
@@ -658,13 +714,13 @@ help:
 	@echo "  make deps           install every Debian package the project uses, except"
 	@echo "                      Chromium (make pdf and make docs-check install it)"
 	@echo "  make clean          remove build/, docs/site/ and the programs"
-	@echo "Knobs: CC=clang  PORTABLE=1 (no -march=native)  NO_BLAS=1 (naive GEMM)"
+	@echo "Knobs: CC=clang  PORTABLE=1 (no $(if $(IS_ARM64),-mcpu,-march)=native)  NO_BLAS=1 (naive GEMM)"
 	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2"
 	@echo "       CFLAGS=..."
 	@echo "       MPI=1 (./ch6 built against Open MPI: mpirun -q -np N ./ch6)"
 	@echo "       CUDA_ARCH=\"80 90\" (./ch8's compute capabilities)"
-	@echo "       NO_AVX512=1 (build as for a CPU without AVX-512; run with"
-	@echo "       OPENBLAS_CORETYPE=Haswell)"
+	@$(if $(IS_X86),,:) echo "       NO_AVX512=1 (build as for a CPU without AVX-512; run with"
+	@$(if $(IS_X86),,:) echo "       OPENBLAS_CORETYPE=Haswell)"
 	@echo "Missing Debian packages are installed with apt-get (sudo when not root)"
 	@echo "by the targets that need them, unless NO_INSTALL=1."
 

@@ -260,6 +260,11 @@ START_TEST(plan_refuses_what_does_not_fit) {
         return;   // already under a lower limit
     lim.rlim_cur = want;
     ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    // qemu's user-mode emulation (make check-arm64) accepts the call and
+    // ignores it, since the limit would apply to qemu itself: there the
+    // limit is not in force, and there is nothing to check
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &lim), 0);
+    if (lim.rlim_cur != want) return;
     mem_plan_keep(&v, (size_t)1 << 27);
     ck_assert_int_eq(mem_plan_check(&v, "lower --y", &err), -1);
     char limit[64];

@@ -18,8 +18,10 @@ What it does, in order:
     asked for), alternating ours and theirs, and Debian's python3-torch 1.13
     as a second PyTorch point when it is installed (/usr/bin/python3);
  4. steps 2 and 3 again with OPENBLAS_CORETYPE flipped: unset when the
-    environment sets it, Haswell when it does not (pip's PyTorch uses MKL,
-    not OpenBLAS, so it is not run again: its numbers carry over);
+    environment sets it, Haswell when it does not (on x86-64 only: an
+    x86 core type; elsewhere this pass is left out unless the variable is
+    set) (pip's PyTorch uses MKL, not OpenBLAS, so it is not run again:
+    its numbers carry over);
  5. the B recipe (config B trained as in nanoGPT's README for CPUs) with
     --stop-at-val 1.886 for both, timing how long each takes to get there;
  6. prints a markdown report (also saved as build/bench/report.md, with the
@@ -222,19 +224,35 @@ def cpu_busy():
     return (sum(v[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+# x86-64 (or 32-bit x86): where AVX2, AVX-512 and OpenBLAS's Haswell
+# core type mean something
+X86 = platform.machine() in ("x86_64", "AMD64", "i386", "i486", "i586",
+                             "i686")
+
+
 def cpu_description():
     """(the CPU's model name, "avx2 yes, fma yes, avx512f no") from
-    /proc/cpuinfo; (platform's name, "unknown") without it."""
+    /proc/cpuinfo; on arm64 the vector units' ("asimd yes, sve no"), and
+    the machine's name when /proc/cpuinfo names no model;
+    (platform's name, "unknown") without it."""
     cpu = platform.processor() or platform.machine()
     features = "unknown"
     try:
         with open("/proc/cpuinfo") as f:
             info = f.read()
-        cpu = re.search(r"model name\s*:\s*(.*)", info).group(1)
-        have = set(re.search(r"^flags\s*:\s*(.*)$", info, re.M)
-                   .group(1).split())
+        if X86:
+            cpu = re.search(r"model name\s*:\s*(.*)", info).group(1)
+            have = set(re.search(r"^flags\s*:\s*(.*)$", info, re.M)
+                       .group(1).split())
+            names = ("avx2", "fma", "avx512f")
+        else:
+            m = re.search(r"model name\s*:\s*(.*)", info)
+            cpu = m.group(1) if m else cpu
+            have = set(re.search(r"^Features\s*:\s*(.*)$", info, re.M)
+                       .group(1).split())
+            names = ("asimd", "sve")
         features = ", ".join("%s %s" % (x, "yes" if x in have else "no")
-                             for x in ("avx2", "fma", "avx512f"))
+                             for x in names)
     except (OSError, AttributeError):
         pass
     return cpu, features
@@ -684,6 +702,8 @@ def main():
         env2["OPENBLAS_CORETYPE"] = "Haswell"
         names = ("OPENBLAS_CORETYPE unset (as set)",
                  "OPENBLAS_CORETYPE=Haswell")
+        if not X86:            # (Haswell is an x86 core: no second pass)
+            a.no_env2 = True
 
     report = []
     cpu, features = cpu_description()

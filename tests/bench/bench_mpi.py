@@ -50,12 +50,15 @@ def cpu_name():
             for line in f:
                 if line.startswith("model name") and name == "unknown CPU":
                     name = line.split(":", 1)[1].strip()
-                elif line.startswith("flags"):
+                elif line.startswith(("flags", "Features")):
                     flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    isa = ("AVX-512" if "avx512f" in flags
-           else "AVX2" if "avx2" in flags else "no AVX2")
+    if platform.machine() in ("aarch64", "arm64"):    # (its "Features")
+        isa = "SVE" if "sve" in flags else "NEON"
+    else:
+        isa = ("AVX-512" if "avx512f" in flags
+               else "AVX2" if "avx2" in flags else "no AVX2")
     return "%s, %s, %d cores" % (name, isa, os.cpu_count() or 0)
 
 
