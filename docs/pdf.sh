@@ -49,13 +49,15 @@ pages=$(pdfinfo "$OUT" | awk '/^Pages:/ { print $2 }')
 # book's title is an h1 too, of class "title").
 chapters=$(grep -c '^<h1 id="[^"]*">Chapter [0-9]' "$IN" || true)
 # pdftotext ends each page with a form feed: the first line of text of
-# each page that starts a chapter.
+# each page that starts a chapter ("Chapter 6: Training"; a paragraph
+# that opens with "Chapter 6's trainer" or the help text's "Chapter 6:
+# train the GPT" may begin a page too, and is not a heading).
 starts=$(pdftotext -layout "$OUT" - |
   awk 'BEGIN { RS = "\f" }
        { n = split($0, line, "\n")
          for (i = 1; i <= n; i++)
            if (line[i] ~ /[^ \t]/) {
-             if (line[i] ~ /^[ \t]*Chapter [0-9]+/) c++
+             if (line[i] ~ /^[ \t]*Chapter [0-9]+: [A-Z]/) c++
              break
            } }
        END { print c + 0 }')
