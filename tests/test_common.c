@@ -176,7 +176,15 @@ END_TEST
 // it. Among them K of thousands, where OpenBLAS's one-thread and threaded drivers cut K
 // into blocks differently unless gemm sees to it (gemm.c: 128 x 512 x
 // 3000 differed).
+//
+// Not with OPENBLAS_CORETYPE set (valgrind's run sets Haswell): on a CPU
+// with AVX-512, OpenBLAS then still picks some small-product paths by the
+// CPU it finds and the rest by the core type asked for, and the two agree
+// on a product's last bits only on one thread count (64 x 128 x 64 gave
+// other bits on 1 thread and on 2). The programs' promise holds for the
+// core type OpenBLAS finds itself.
 START_TEST(gemm_same_on_any_thread_count) {
+    if (getenv("OPENBLAS_CORETYPE")) return;
     static const int sizes[][3] = {{64, 128, 64}, {100, 96, 128},
                                    {37, 300, 64}, {8, 8, 8},
                                    {512, 128, 4000}, {128, 512, 3000},
