@@ -603,6 +603,14 @@ bench-kernels: banner
 endif
 .PHONY: bench-kernels kbench-emu
 
+# The floor under a ./ch6 step: its Linear products alone, through gemm()
+# (tests/bench/products.c; bench.py runs it beside each config).
+$(OBJ)/products: tests/bench/products.c $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $^ $(LIBS_ALL) -o $@
+products: $(OBJ)/products
+	@cp $(OBJ)/products build/products
+.PHONY: products
+
 # The numbers of chapter 7's text about subwords (tests/bench/bpe_stats.c).
 $(OBJ)/bpe_stats: tests/bench/bpe_stats.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $(call chincludes,7) $^ $(LIBS_ALL) -o $@

@@ -22,7 +22,22 @@ void gemm_naive(bool trans_a, bool trans_b, int M, int N, int K,
                 float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc);
 
-// "openblas" or "naive": what gemm() uses in this build, for banners.
+// The products that gemm() sends to gemm_tiles.c: all but the one-row ones
+// (matrix-vector products, which stay with OpenBLAS's sgemv), in a build
+// for a CPU with AVX-512 or AVX2 and FMA and with OpenBLAS (a NO_BLAS build
+// keeps gemm_naive). Same arguments as gemm; false (C untouched) when this
+// build has no such path or its buffers cannot be allocated.
+bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
+                float alpha, const float *A, int lda, const float *B, int ldb,
+                float beta, float *C, int ldc);
+
+// Whether gemm() may use gemm_tiles (default: yes, unless the environment
+// sets GEMM_TILES=0, which benchmarks use to compare with OpenBLAS alone).
+// Returns the previous setting.
+bool gemm_set_tiles(bool on);
+
+// "openblas", "openblas+avx512 tiles", "openblas+avx2 tiles" or "naive":
+// what gemm() uses in this build, for banners.
 const char *gemm_backend(void);
 
 #endif

@@ -18,4 +18,25 @@
 #define PARALLEL_FOR
 #endif
 
+#include <stddef.h>
+#include <string.h>
+
+// Sets p[0..n) to 0, in pieces of 64 KiB shared among the threads. A
+// backward pass clears each gradient buffer before it adds into it: tens
+// of MiB a training step, which one core alone writes while the others
+// wait for it.
+static inline void zero_floats(float *p, size_t n) {
+    enum { PIECE = 1 << 14 };                        // floats: 64 KiB
+    long pieces = (long)((n + PIECE - 1) / PIECE);
+    if (pieces <= 1) {
+        if (n) memset(p, 0, n * sizeof *p);
+        return;
+    }
+    PARALLEL_FOR
+    for (long i = 0; i < pieces; i++) {
+        size_t at = (size_t)i * PIECE, m = n - at < PIECE ? n - at : PIECE;
+        memset(p + at, 0, m * sizeof *p);
+    }
+}
+
 #endif

@@ -218,6 +218,115 @@ START_TEST(gemm_same_on_any_thread_count) {
 }
 END_TEST
 
+// gemm_tiles (common/gemm_tiles.c), called directly, against the
+// definition: every way of transposing, sizes on both sides of its tiles'
+// edges (12 or 6 rows, 32 or 16 columns) and of its pieces of K (more than
+// 512 goes in pieces of 256), leading dimensions wider than the matrices,
+// alpha and beta (beta 0 with NaN in C: never read; beta 2: read once, not
+// once a piece). The columns between N and ldc, and a row past M, hold a
+// guard value that must survive (the last tiles' stores are masked). Each element's error
+// is held to 4 K float roundings of the sum of its terms' sizes. Without
+// AVX-512 or AVX2 and FMA in the build there is nothing to test.
+START_TEST(gemm_tiles_against_the_definition) {
+    if (!gemm_tiles(false, false, 0, 0, 0, 1.0f, NULL, 1, NULL, 1, 0.0f,
+                    NULL, 1))
+        return;
+    static const int Ms[] = {2, 11, 12, 13, 37}, Ns[] = {1, 15, 16, 17, 33,
+                                                         70},
+                     Ks[] = {1, 5, 300, 777};
+    const float guard = -777.0f;
+    Rng r;
+    rng_seed(&r, 21);
+    for (int mi = 0; mi < 5; mi++)
+        for (int ni = 0; ni < 6; ni++)
+            for (int ki = 0; ki < 4; ki++)
+                for (int layout = 0; layout < 8; layout++) {
+        int M = Ms[mi], N = Ns[ni], K = Ks[ki];
+        bool ta = layout & 1, tb = layout & 2, beta0 = layout & 4;
+        int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
+        float *A = xmalloc((size_t)(ta ? K : M) * lda * sizeof *A);
+        float *B = xmalloc((size_t)(tb ? N : K) * ldb * sizeof *B);
+        // (one row more than C's: it holds the guard too)
+        float *C = xmalloc((size_t)(M + 1) * ldc * sizeof *C);
+        rng_normal_fill(&r, A, (size_t)(ta ? K : M) * lda, 0, 1);
+        rng_normal_fill(&r, B, (size_t)(tb ? N : K) * ldb, 0, 1);
+        rng_normal_fill(&r, C, (size_t)M * ldc, 0, 1);
+        float *C0 = xmalloc((size_t)M * ldc * sizeof *C0);
+        for (int j = 0; j < ldc; j++) C[(size_t)M * ldc + j] = guard;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < ldc; j++)
+                if (j >= N) C[i * ldc + j] = guard;
+                else if (beta0) C[i * ldc + j] = NAN;
+        memcpy(C0, C, (size_t)M * ldc * sizeof *C);
+        float alpha = 0.5f, beta = beta0 ? 0.0f : 2.0f;
+        ck_assert(gemm_tiles(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                             ldc));
+        for (int j = 0; j < ldc; j++)
+            ck_assert_msg(C[(size_t)M * ldc + j] == guard, "%dx%dx%d layout "
+                          "%d: row %d past M written", M, N, K, layout, M);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < ldc; j++) {
+                float got = C[i * ldc + j];
+                if (j >= N) {
+                    ck_assert_msg(got == guard, "%dx%dx%d layout %d: column "
+                                  "%d past N written", M, N, K, layout, j);
+                    continue;
+                }
+                double s = 0, size = 0;
+                for (int k = 0; k < K; k++) {
+                    double t = (double)(ta ? A[k * lda + i] : A[i * lda + k])
+                             * (tb ? B[j * ldb + k] : B[k * ldb + j]);
+                    s += t, size += fabs(t);
+                }
+                double want = alpha * s + (beta0 ? 0 : beta * C0[i * ldc + j]);
+                double tol = 4.0 * K * 0x1p-24 * (alpha * size + 2 * fabs(
+                    beta0 ? 0 : beta * C0[i * ldc + j])) + 1e-30;
+                ck_assert_msg(fabs(got - want) <= tol, "%dx%dx%d, transposed "
+                              "%d %d, beta %g: C[%d][%d] = %.9g, want %.9g",
+                              M, N, K, ta, tb, beta, i, j, got, want);
+            }
+        free(A), free(B), free(C), free(C0);
+    }
+}
+END_TEST
+
+// gemm_tiles gives the same bits on 1 thread and on 2 (each element is
+// one thread's, summed in one order), at sizes large enough to be shared
+// out, with pieces of K, and with a tail of columns.
+START_TEST(gemm_tiles_same_on_any_thread_count) {
+    if (!gemm_tiles(false, false, 0, 0, 0, 1.0f, NULL, 1, NULL, 1, 0.0f,
+                    NULL, 1))
+        return;
+    static const int sizes[][3] = {{2048, 384, 128}, {300, 70, 1500},
+                                   {129, 515, 600}};
+    for (size_t s = 0; s < 3; s++) {
+        int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+        float *A = xmalloc((size_t)M * K * sizeof *A);
+        float *B = xmalloc((size_t)K * N * sizeof *B);
+        float *C1 = xmalloc((size_t)M * N * sizeof *C1);
+        float *C2 = xmalloc((size_t)M * N * sizeof *C2);
+        Rng r;
+        rng_seed(&r, 31 + s);
+        rng_normal_fill(&r, A, (size_t)M * K, 0, 1);
+        rng_normal_fill(&r, B, (size_t)K * N, 0, 1);
+        for (int layout = 0; layout < 4; layout++) {
+            bool ta = layout & 1, tb = layout & 2;
+            float *C[2] = {C1, C2};
+            for (int t = 0; t < 2; t++) {
+                ThreadCounts prev = threads_set(t + 1);
+                ck_assert(gemm_tiles(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B,
+                                     tb ? K : N, 0.0f, C[t], N));
+                threads_restore(prev);
+            }
+            ck_assert_msg(memcmp(C1, C2, (size_t)M * N * sizeof *C1) == 0,
+                          "%dx%dx%d, transposed %d %d: 1 thread and 2 differ",
+                          M, N, K, ta, tb);
+        }
+        free(A), free(B), free(C1), free(C2);
+    }
+}
+END_TEST
+
 // ---- flags ------------------------------------------------------------------------
 
 START_TEST(flags_parse_all_types) {
@@ -731,6 +840,8 @@ Suite *common_suite(void) {
     tcase_add_test(tc, gemm_by_hand);
     tcase_add_test(tc, gemm_transposes_alpha_beta);
     tcase_add_test(tc, gemm_same_on_any_thread_count);
+    tcase_add_test(tc, gemm_tiles_against_the_definition);
+    tcase_add_test(tc, gemm_tiles_same_on_any_thread_count);
     suite_add_tcase(s, tc);
     tc = tcase_new("flags", "common");
     tcase_add_test(tc, flags_parse_all_types);

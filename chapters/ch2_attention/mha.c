@@ -91,9 +91,9 @@ static void attend_backward(MhaScratch *s, const MhaCache *c, int B, int T,
     // y = merge(yh): merging only moves numbers, so dyh = split(dy)
     heads_split(s->dyh, s->dy, C, B, T, C, NH);
     // yh = attention(q, k, v)
-    memset(s->dq, 0, btc * sizeof *s->dq);
-    memset(s->dk, 0, btc * sizeof *s->dk);
-    memset(s->dv, 0, btc * sizeof *s->dv);
+    zero_floats(s->dq, btc);
+    zero_floats(s->dk, btc);
+    zero_floats(s->dv, btc);
     attention_backward(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att, c->q,
                        c->k, c->v, B, NH, T, T, C / NH);
     // q, k, v = split(qkv): their gradients merge back into dqkv
@@ -113,7 +113,7 @@ void mha_backward(float *dinp, float *dc_attn_w, float *dc_attn_b,
            && check_fits(B, T, C, NH, c->B, c->T, c->C, c->NH, "", NULL)
               == 0);
     // out = y @ c_proj_w^T + c_proj_b
-    memset(s->dy, 0, (size_t)B * T * C * sizeof *s->dy);
+    zero_floats(s->dy, (size_t)B * T * C);
     PROFILE_BW(PROF_MATMUL, linear_backward(s->dy, dc_proj_w, dc_proj_b,
                                             dout, c->y, c_proj_w, B * T, C,
                                             C));

@@ -7,6 +7,7 @@
 
 #include "layout.h"
 #include "linear.h"
+#include "parallel.h"
 #include "profile.h"
 
 // Size checks, with the memory section at the end.
@@ -59,11 +60,11 @@ void ffn_backward(float *dinp, float *dc_fc_w, float *dc_fc_b,
     int N = B * T;
     size_t nf = (size_t)N * F;
     // out = a @ c_proj_w^T + c_proj_b
-    memset(s->da, 0, nf * sizeof *s->da);
+    zero_floats(s->da, nf);
     PROFILE_BW(PROF_MATMUL, linear_backward(s->da, dc_proj_w, dc_proj_b,
                                             dout, c->a, c_proj_w, N, F, C));
     // a = GELU(h) (or ReLU)
-    memset(s->dh, 0, nf * sizeof *s->dh);
+    zero_floats(s->dh, nf);
     PROFILE_BW(PROF_ELEMENTWISE, act_backward(s->dh, s->da, c->h, c->act,
                                               nf));
     // h = inp @ c_fc_w^T + c_fc_b

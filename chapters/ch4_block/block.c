@@ -9,6 +9,7 @@
 #include "layernorm.h"
 #include "layout.h"
 #include "mem.h"
+#include "parallel.h"
 
 // Everything a forward pass checks before it touches memory (at the end).
 static int check_call(const BlockCache *c, float p, int B, int T, int C,
@@ -54,9 +55,9 @@ void attn_sublayer_backward(float *dx, float *dln_w, float *dln_b,
                             const float *c_proj_w, int B, int T, int C,
                             int NH) {
     size_t n = (size_t)B * T * C;
-    memset(dy, 0, n * sizeof *dy);
+    zero_floats(dy, n);
     sublayer_add_backward(dx, dy, dout, s, n);    // the skip, and f's out
-    memset(dnorm, 0, n * sizeof *dnorm);
+    zero_floats(dnorm, n);
     mha_backward(dnorm, dc_attn_w, dc_attn_b, dc_proj_w, dc_proj_b, scratch,
                  dy, attn, s->norm, c_attn_w, c_proj_w, B, T, C, NH);
     sublayer_norm_backward(dx, dln_w, dln_b, dnorm, s, x, ln_w, B, T, C);
@@ -71,9 +72,9 @@ void ffn_sublayer_backward(float *dx, float *dln_w, float *dln_b,
                            const float *c_fc_w, const float *c_proj_w,
                            int B, int T, int C, int F) {
     size_t n = (size_t)B * T * C;
-    memset(dy, 0, n * sizeof *dy);
+    zero_floats(dy, n);
     sublayer_add_backward(dx, dy, dout, s, n);    // the skip, and f's out
-    memset(dnorm, 0, n * sizeof *dnorm);
+    zero_floats(dnorm, n);
     ffn_backward(dnorm, dc_fc_w, dc_fc_b, dc_proj_w, dc_proj_b, scratch, dy,
                  mlp, s->norm, c_fc_w, c_proj_w, B, T, C, F);
     sublayer_norm_backward(dx, dln_w, dln_b, dnorm, s, x, ln_w, B, T, C);
@@ -138,7 +139,7 @@ void block_backward(float *dinp, const BlockWeights *g,
     const BlockCache *c = cache;
     // out = res1 + dropout(mlp(ln_2(res1))): dout reaches res1 directly
     // (the skip) and through the mlp and ln_2
-    memset(s->dres, 0, (size_t)B * T * C * sizeof *s->dres);
+    zero_floats(s->dres, (size_t)B * T * C);
     ffn_sublayer_backward(s->dres, g->ln_2_w, g->ln_2_b, g->mlp_c_fc_w,
                           g->mlp_c_fc_b, g->mlp_c_proj_w, g->mlp_c_proj_b,
                           s->dy, s->dsub, &s->mlp, dout, &c->ff, &c->mlp,
@@ -194,24 +195,24 @@ void block_postln_backward(float *dinp, const BlockWeights *g,
                            int NH, int F) {
     BlockScratch *s = scratch;
     const BlockCache *c = cache;
-    size_t n = (size_t)B * T * C, bytes = n * sizeof(float);
+    size_t n = (size_t)B * T * C;
     // out = ln_2(res2): every gradient goes through the norm first
-    memset(s->dres, 0, bytes);
+    zero_floats(s->dres, n);
     layernorm_backward(s->dres, g->ln_2_w, g->ln_2_b, dout, c->res2,
                        w->ln_2_w, c->ff.mean, c->ff.rstd, B, T, C);
     // res2 = h + dropout(mlp(h)): the skip's share, then the mlp's
-    memset(s->dsub, 0, bytes);
-    memset(s->dy, 0, bytes);
+    zero_floats(s->dsub, n);
+    zero_floats(s->dy, n);
     sublayer_add_backward(s->dsub, s->dy, s->dres, &c->ff, n);
     ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
                  g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->sa.norm,
                  w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
     // h = ln_1(res1)
-    memset(s->dres, 0, bytes);
+    zero_floats(s->dres, n);
     layernorm_backward(s->dres, g->ln_1_w, g->ln_1_b, s->dsub, c->res1,
                        w->ln_1_w, c->sa.mean, c->sa.rstd, B, T, C);
     // res1 = inp + dropout(attn(inp))
-    memset(s->dy, 0, bytes);
+    zero_floats(s->dy, n);
     sublayer_add_backward(dinp, s->dy, s->dres, &c->sa, n);
     mha_backward(dinp, g->attn_c_attn_w, g->attn_c_attn_b, g->attn_c_proj_w,
                  g->attn_c_proj_b, &s->attn, s->dy, &c->attn, inp,

@@ -13,6 +13,7 @@
 #include "layout.h"
 #include "linear.h"
 #include "mem.h"
+#include "parallel.h"
 #include "positional.h"
 #include "profile.h"
 
@@ -367,7 +368,7 @@ int gpt_alloc_grads(Gpt *m, Error *err) {
 }
 
 void gpt_zero_grads(Gpt *m) {
-    if (m->grads) memset(m->grads, 0, m->num_params * sizeof(float));
+    if (m->grads) zero_floats(m->grads, m->num_params);
 }
 
 void gpt_free(Gpt *m) {
