@@ -1533,6 +1533,7 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     cfg.block_size = T + 3, cfg.n_layer = 2, cfg.n_head = 4;
     cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.0f;
     cfg.bias = sz[2] != 0;
+    if (sz[3] & 8) cfg.n_head = 3;   // heads of 16: bf16 flash_tc.cu's
     bool flash = (sz[3] & 1) != 0, bf16 = (sz[3] & 2) != 0;
     int block = (sz[3] & 4) ? ROWS_BLOCK : mha_causal_block();
     char sizes[64];
@@ -1974,11 +1975,71 @@ static void check_wmma_positions(KReport *rep, const int sz[4],
     free(a), free(b);
 }
 
+
+// sz: B, NH, T, HS. The tensor-core attention (flash_tc.cu) against
+// chapter 2's attention_forward and attention_backward in fp32 (causal,
+// no key mask), as check_flash, with FLASH_TC_TOL for bf16's rounding.
+//
+// The tolerance, measured: chapter 2's fp32 attention run on q, k, v and
+// dout rounded to bf16 (and nothing else) differs from it on unrounded
+// ones by up to 6.8e-3 (out 4.0e-3, dq 6.8e-3, dk 5.5e-3, dv 3.8e-3, the
+// worst of 20 seeds at each of these sizes and at T = 256, HS = 64): the
+// part of the error that any bf16 kernel has. The kernel, which also
+// rounds the weights P and their gradients dS, stayed within 5.0e-3 over
+// 11 seeds. 2e-2 is three times the operands' own spread; the wrong
+// kernels tried (no online rescale, the causal mask by whole tiles, the
+// last partial tile skipped, a __syncwarp missing) err by 7e-2 or more.
+static const double FLASH_TC_TOL = 2e-2;
+
+static void check_flash_tc(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], NH = sz[1], T = sz[2], HS = sz[3];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d NH=%d T=%d HS=%d bf16", B, NH, T,
+             HS);
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t n = (size_t)B * NH * T * HS, rows = (size_t)B * NH * T;
+    size_t na = rows * T;
+    float *q = host_randn(&rng, n, 1.0f), *k = host_randn(&rng, n, 1.0f);
+    float *v = host_randn(&rng, n, 1.0f), *dout = host_randn(&rng, n, 1.0f);
+    float *dq = host_randn(&rng, n, 1.0f), *dk = host_randn(&rng, n, 1.0f);
+    float *dv = host_randn(&rng, n, 1.0f);
+    float *d_q = to_device(q, n), *d_k = to_device(k, n);
+    float *d_v = to_device(v, n), *d_dout = to_device(dout, n);
+    float *d_dq = to_device(dq, n), *d_dk = to_device(dk, n);
+    float *d_dv = to_device(dv, n);
+    float *d_out = cuda_alloc_floats(n), *d_lse = cuda_alloc_floats(rows);
+    float *out = (float *)xmalloc(n * sizeof *out);
+    float *att = (float *)xmalloc(na * sizeof *att);
+    float *datt = (float *)xmalloc(na * sizeof *datt);
+    if (attention_forward(out, att, q, k, v, NULL, true, B, NH, T, T, HS,
+                          NULL) != 0)
+        die("check_flash_tc: bad sizes %s", sizes);
+    attention_backward(dq, dk, dv, datt, dout, att, q, k, v, B, NH, T, T,
+                       HS);
+    attention_forward_flash_tc_cuda(d_out, d_lse, d_q, d_k, d_v, B, NH, T,
+                                    HS);
+    attention_backward_flash_tc_cuda(d_dq, d_dk, d_dv, d_dout, d_out, d_lse,
+                                     d_q, d_k, d_v, B, NH, T, HS);
+    compare(rep, "attention_forward_flash_tc_cuda: out", sizes, d_out, out,
+            n, FLASH_TC_TOL);
+    compare(rep, "attention_backward_flash_tc_cuda: dq", sizes, d_dq, dq, n,
+            FLASH_TC_TOL);
+    compare(rep, "attention_backward_flash_tc_cuda: dk", sizes, d_dk, dk, n,
+            FLASH_TC_TOL);
+    compare(rep, "attention_backward_flash_tc_cuda: dv", sizes, d_dv, dv, n,
+            FLASH_TC_TOL);
+    float *dev[] = {d_q, d_k, d_v, d_dout, d_dq, d_dk, d_dv, d_out, d_lse};
+    for (float *p : dev) cuda_free(p);
+    float *host[] = {q, k, v, dout, dq, dk, dv, out, att, datt};
+    for (float *p : host) free(p);
+}
+
 // ---- the table -------------------------------------------------------------
 
 #define ROWS_DIMS \
     "B, T, HS, mode (1 bf16, 3 bf16 qkv whole, +4 set, +8 blocks of 8)"
-#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8)"
+#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8, 8 HS 16)"
 #define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
 #define GRID_DIMS "M, N, K, mode (1 bf16, 2 odd widths)"
 #define WMMA_DIMS "K, half, layouts (1 A, 2 B, 4 C, 8 out col-major), fill"
@@ -2060,6 +2121,11 @@ const KCheck KCHECKS[] = {
     {"wmma", check_wmma, {32, 1, 5, 0}, WMMA_DIMS, false},
     {"wmma", check_wmma, {16, 1, 10, 1}, WMMA_DIMS, false},
     {"wmma", check_wmma_positions, {0, 0, 0, 0}, "", false},
+    {"flash", check_flash_tc, {2, 3, 37, 16}, "B, NH, T, HS", false},
+    {"flash", check_flash_tc, {1, 2, 70, 32}, "B, NH, T, HS", false},
+    {"flash", check_flash_tc, {1, 1, 131, 64}, "B, NH, T, HS", false},
+    {"flash", check_flash_tc, {2, 1, 1, 48}, "B, NH, T, HS", false},
+    {"gpt", check_gpt_step, {3, 37, 1, 11}, GPT_DIMS, true},
 
     // crossentropy, optim
     {"crossentropy", check_xent, {37, 65, 1, 0},
