@@ -1021,7 +1021,7 @@ cublasStatus_t cublasGemmBatchedEx(
     return CUBLAS_STATUS_SUCCESS;
 }
 
-// ==== the warp matrix API: tensor cores (emu.h) ===============================
+// ==== the warp matrix API: tensor cores (emu.h) ============================
 
 // Round to the nearest half, ties to even. Normal halves take the top 10
 // of the float's 23 mantissa bits, rounded on the 13 dropped ones (a
@@ -1063,11 +1063,15 @@ float __half2float(__half h) {
 
 namespace {
 
+//> wmma-layout
 // The fragment layout of emu.h: slot s of lane l holds the tile's
 // element at position 16 r + c = (37 (32 s + l) + 11) mod 256. 37 is odd,
 // so this is a one-to-one map of the 256 (lane, slot) pairs onto the 256
 // positions; OWNER inverts it.
-int wmma_position(int lane, int s) { return (37 * (32 * s + lane) + 11) & 255; }
+int wmma_position(int lane, int s) {
+    return (37 * (32 * s + lane) + 11) & 255;
+}
+//< wmma-layout
 
 struct Owner {
     unsigned char lane[256], slot[256];
@@ -1143,4 +1147,4 @@ void emu_wmma_mma(float d[8], const float a[8], const float b[8],
     }
     warp_meet("mma_sync");
 }
-// ==== end of the warp matrix API ==============================================
+// ==== end of the warp matrix API ===========================================

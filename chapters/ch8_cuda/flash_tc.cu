@@ -232,8 +232,10 @@ __global__ void flash_tc_backward_dkv_kernel(float *dk, float *dv,
     load_tile_bf16(Ks, k + head, k0, TC_TILE, T, HS);
     load_tile_bf16(Vs, v + head, k0, TC_TILE, T, HS);
     FragC dk_acc[TC_CHUNKS], dv_acc[TC_CHUNKS];
-    for (int c = 0; c < HS / 16; c++)
-        wmma::fill_fragment(dk_acc[c], 0.0f), wmma::fill_fragment(dv_acc[c], 0.0f);
+    for (int c = 0; c < HS / 16; c++) {
+        wmma::fill_fragment(dk_acc[c], 0.0f);
+        wmma::fill_fragment(dv_acc[c], 0.0f);
+    }
     int r = ROW_OF(lane), c0 = HALF_COL(lane), j = kw + r;   // j: a key
 
     for (int i0 = k0; i0 < T; i0 += TC_STEP) {
@@ -275,6 +277,8 @@ __global__ void flash_tc_backward_dkv_kernel(float *dk, float *dv,
     add_rows(dk + head, dk_acc, S, kw, T, HS, scale);
     add_rows(dv + head, dv_acc, S, kw, T, HS, 1.0f);
 }
+
+//< flash-tc-backward
 
 // dQ: block (x, z) owns queries q0 = x * TC_TILE .. q0 + 63 of head z and
 // visits the key steps they see. Per step a warp recomputes S = Q K^T,
@@ -329,7 +333,6 @@ __global__ void flash_tc_backward_dq_kernel(float *dq, const float *dout,
     }
     add_rows(dq + head, dq_acc, S, w0, T, HS, scale);
 }
-//< flash-tc-backward
 
 // Bytes of dynamic shared memory of each kernel at head size HS (the
 // layouts at the top of each; 34, 32 and 30 KiB at HS = 64).

@@ -1776,6 +1776,7 @@ __global__ void wmma_check_kernel(float *out, int ldo, int out_col,
                                     : wmma::mem_row_major);
 }
 
+//> wmma-guess
 // Wrong on purpose: it takes x[i] of lane l to be element 8 l + i of the
 // tile in row-major order (a guess at the layout), to keep the product's
 // lower triangle only. The emulation's layout is another, so the check
@@ -1800,6 +1801,7 @@ __global__ void wmma_positions_kernel(float *out, const __nv_bfloat16 *a,
     }
     wmma::store_matrix_sync(out, acc, 16, wmma::mem_row_major);
 }
+//< wmma-guess
 
 // x rounded to bf16 or (half) fp16, its value and its bits.
 static float round16(float x, bool half) {
