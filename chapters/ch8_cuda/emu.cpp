@@ -135,6 +135,8 @@ class Barrier {
 struct Warp {
     Barrier bar;     // host threads all at once only
     float vals[32];  // what each lane passes to a shuffle
+    // what each lane passes to an mma_sync: its A, B and C (wmma)
+    float frag[32][24];
 };
 
 // The three ways to run a block's threads (emu.h).
@@ -662,8 +664,12 @@ const char *emu_schedule_name(EmuSchedule order) {
     }
 }
 
+// 32-byte aligned, as the GPU's (wmma's loads need it): the buffer has
+// 32 bytes more than asked for.
 void *emu_dynamic_shared(void) {
-    return cur->shared.empty() ? nullptr : cur->shared.data();
+    if (cur->shared.empty()) return nullptr;
+    uintptr_t p = (uintptr_t)cur->shared.data();
+    return (void *)((p + 31) & ~(uintptr_t)31);
 }
 
 void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
@@ -685,7 +691,7 @@ void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
     L.name = name, L.grid = grid, L.block = block;
     L.nthreads = (unsigned)n;
     L.body = &body;
-    L.shared.resize(shmem);
+    L.shared.resize(shmem ? shmem + 32 : 0);   // room to align
     L.warps = std::vector<Warp>((n + 31) / 32);
     L.done.reset((int)n);
     reset_block(&L);
@@ -1014,3 +1020,131 @@ cublasStatus_t cublasGemmBatchedEx(
     }
     return CUBLAS_STATUS_SUCCESS;
 }
+
+// ==== the warp matrix API: tensor cores (emu.h) ============================
+
+// Round to the nearest half, ties to even. Normal halves take the top 10
+// of the float's 23 mantissa bits, rounded on the 13 dropped ones (a
+// carry into the exponent is right, up to infinity); below 2^-14 the
+// half is subnormal, an integer count of 2^-24, which rint (ties to even
+// in the default rounding mode) gives exactly from |f| * 2^24.
+__half __float2half(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    __half h;
+    if (a > 0x7f800000u) h.x = 0x7e00;                   // NaN
+    else if (a >= 0x477ff000u) h.x = sign | 0x7c00;      // |f| >= 65520: inf
+    else if (a < 0x38800000u)                            // |f| < 2^-14
+        h.x = sign | (uint16_t)rintf(fabsf(f) * 16777216.0f);
+    else {
+        uint32_t bits = ((a >> 23) - 112) << 10 | (a & 0x7fffffu) >> 13;
+        uint32_t rest = a & 0x1fffu;
+        if (rest > 0x1000u || (rest == 0x1000u && (bits & 1u))) bits++;
+        h.x = sign | (uint16_t)bits;
+    }
+    return h;
+}
+
+float __half2float(__half h) {
+    uint32_t sign = (uint32_t)(h.x & 0x8000u) << 16;
+    uint32_t e = (h.x >> 10) & 0x1fu, m = h.x & 0x3ffu, u;
+    if (e == 0) {   // zero or subnormal: m 2^-24
+        float f = ldexpf((float)m, -24);
+        return h.x & 0x8000u ? -f : f;
+    }
+    if (e == 31) u = sign | 0x7f800000u | m << 13;   // inf, NaN
+    else u = sign | (e + 112) << 23 | m << 13;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+namespace {
+
+//> wmma-layout
+// The fragment layout of emu.h: slot s of lane l holds the tile's
+// element at position 16 r + c = (37 (32 s + l) + 11) mod 256. 37 is odd,
+// so this is a one-to-one map of the 256 (lane, slot) pairs onto the 256
+// positions; OWNER inverts it.
+int wmma_position(int lane, int s) {
+    return (37 * (32 * s + lane) + 11) & 255;
+}
+//< wmma-layout
+
+struct Owner {
+    unsigned char lane[256], slot[256];
+    Owner() {
+        for (int l = 0; l < 32; l++)
+            for (int s = 0; s < 8; s++) {
+                int p = wmma_position(l, s);
+                lane[p] = (unsigned char)l, slot[p] = (unsigned char)s;
+            }
+    }
+};
+const Owner OWNER;
+
+// Element (r, c) of a fragment given every lane's 8 values of it, at
+// offset `which` (0 A, 8 B, 16 C) of each lane's row of w.frag.
+float wmma_at(const Warp &w, int which, int r, int c) {
+    int p = 16 * r + c;
+    return w.frag[OWNER.lane[p]][which + OWNER.slot[p]];
+}
+
+// The warp's meeting, as a shuffle's.
+void warp_meet(const char *what) {
+    Launch *L = cur;
+    if (L->nthreads % 32 != 0)
+        fail("kernel %s: %s in a block of %u threads, which is not a whole "
+             "number of warps", L->name, what, L->nthreads);
+    if (L->way != THREADS) meet(L, AT_WARP);
+    else L->warps[cur_tid / 32].bar.wait(L->name, what);
+}
+
+}  // namespace
+
+void __syncwarp(unsigned mask) {
+    if (mask != 0xffffffffu)
+        fail("kernel %s: __syncwarp with mask %#x; the emulator takes whole "
+             "warps only (0xffffffff)", cur->name, mask);
+    warp_meet("__syncwarp");
+}
+
+void emu_wmma_where(int s, int *r, int *c) {
+    int p = wmma_position((int)(cur_tid % 32), s);
+    *r = p / 16, *c = p % 16;
+}
+
+void emu_wmma_check(const char *what, const void *p, unsigned ldm,
+                    size_t elem) {
+    if ((uintptr_t)p % 32 != 0)
+        fail("kernel %s: %s at %p, which is not 32-byte aligned", cur->name,
+             what, p);
+    if (ldm < 16 || (ldm * elem) % 16 != 0)
+        fail("kernel %s: %s with a leading dimension of %u elements: at "
+             "least 16 and a multiple of 16 bytes", cur->name, what, ldm);
+}
+
+// Each lane puts its fragments on the warp's table; once all have, each
+// computes its own 8 elements of D from the table; nobody writes the
+// table again before all have read it.
+void emu_wmma_mma(float d[8], const float a[8], const float b[8],
+                  const float c[8]) {
+    Warp &w = cur->warps[cur_tid / 32];
+    int lane = (int)(cur_tid % 32);
+    for (int s = 0; s < 8; s++)
+        w.frag[lane][s] = a[s], w.frag[lane][8 + s] = b[s],
+        w.frag[lane][16 + s] = c[s];
+    warp_meet("mma_sync");
+    for (int s = 0; s < 8; s++) {
+        int r, col;
+        emu_wmma_where(s, &r, &col);
+        float sum = wmma_at(w, 16, r, col);
+        for (int k = 0; k < 16; k++)
+            sum += wmma_at(w, 0, r, k) * wmma_at(w, 8, k, col);
+        d[s] = sum;
+    }
+    warp_meet("mma_sync");
+}
+// ==== end of the warp matrix API ===========================================

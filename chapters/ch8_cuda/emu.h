@@ -36,11 +36,17 @@
 //                  pointer batch whose matrices are not all 16-byte
 //                  aligned is refused, as the GPU's fast kernels need
 //   bf16           __nv_bfloat16 as a storage type: the two conversions
-//                  of cuda_bf16.h, rounding to the nearest even as the GPU
+//                  of cuda_bf16.h, rounding to the nearest even as the GPU;
+//                  __half (fp16) likewise, with cuda_fp16.h's two
+//   tensor cores   nvcuda::wmma's fragments, loads, stores and mma_sync
+//                  (16x16x16, bf16 or half operands, fp32 accumulators),
+//                  with a fragment layout that is deliberately no natural
+//                  one, and __syncwarp (the section at the end of this file)
 //
-// Not emulated: streams (everything is synchronous), tensor-core
-// intrinsics, bf16 arithmetic in kernels, the warp's lockstep (lanes run freely
-// between two shuffles, which is what CUDA promises since Volta anyway).
+// Not emulated: streams (everything is synchronous), other tensor-core
+// shapes and types, bf16 arithmetic in kernels, the warp's lockstep (lanes
+// run freely between two meetings, which is what CUDA promises since
+// Volta anyway).
 // A barrier that some threads never reach stops the program with the
 // kernel's name, where the GPU would hang or misbehave: at once when the
 // threads take turns (no thread is left to run), after 20 seconds when
@@ -52,6 +58,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 
 #include "emu_schedule.h"
 
@@ -226,5 +233,148 @@ cublasStatus_t cublasGemmBatchedEx(
     cudaDataType Btype, int ldb, const void *beta, void *const Carray[],
     cudaDataType Ctype, int ldc, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo);
+
+// ==== the warp matrix API: tensor cores (mma.h, cuda_fp16.h) ===============
+//
+// nvcuda::wmma as the chapter's tensor-core kernels use it: 16x16x16
+// products of bf16 or fp16 operands with fp32 accumulators. A fragment
+// holds one 16x16 tile spread over the 32 lanes of a warp, num_elements
+// (8) values a lane in x[]; CUDA leaves unspecified which lane holds which
+// element, so the emulation picks an order unlike any natural one:
+//
+//   slot s of lane l holds the tile's element (r, c) at position
+//   16 r + c = (37 (32 s + l) + 11) mod 256
+//
+// for every kind of fragment and either memory layout. A kernel that
+// treats x[i] as a known position (a mask, a per-row scale) computes
+// garbage here, as it would on some GPU; one that does the same to every
+// element (a scale, a conversion) works. load_matrix_sync and
+// store_matrix_sync are each lane's own reads and writes, with no barrier:
+// as on the GPU, __syncwarp must separate one lane's store from another's
+// load of it. mma_sync is a meeting of the warp's 32 lanes (every lane
+// must call it, as a shuffle), where each computes its elements of
+// D = A B + C from all the lanes' fragments: each product of two 16-bit
+// operands is exact in fp32, and the sums are fp32, in the order k = 0,
+// 1, ..., 15 after C. Pointers must be 32-byte aligned and the leading
+// dimension a multiple of 16 bytes, as CUDA requires; the emulation stops
+// the program otherwise.
+
+// fp16: 1 sign, 5 exponent and 10 mantissa bits (range up to 65504).
+// (cuda_fp16.h also names it half; not here, where kernels use that name
+// for their variables.)
+struct __half {
+    uint16_t x;
+};
+// The nearest half, ties to the even one (subnormals kept, overflow to
+// infinity, a NaN stays a NaN), and back (exact).
+__half __float2half(float f);
+float __half2float(__half h);
+
+// The warp's lanes meet (a whole warp only): what one wrote to memory
+// before it, another reads after it.
+void __syncwarp(unsigned mask = 0xffffffffu);
+
+// The emulation's side of the API (emu.cpp).
+// Where slot s of this lane's fragment sits in the tile: row r, column c.
+void emu_wmma_where(int s, int *r, int *c);
+// Stops the program unless p is 32-byte aligned and ldm * elem is a
+// multiple of 16 bytes; `what` names the call.
+void emu_wmma_check(const char *what, const void *p, unsigned ldm,
+                    size_t elem);
+// D = A B + C over the warp; each argument is this lane's 8 values.
+void emu_wmma_mma(float d[8], const float a[8], const float b[8],
+                  const float c[8]);
+
+static inline float emu_widen(float v) { return v; }
+static inline float emu_widen(__nv_bfloat16 v) { return __bfloat162float(v); }
+static inline float emu_widen(__half v) { return __half2float(v); }
+
+namespace nvcuda {
+namespace wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class Use, int M, int N, int K, class T, class Layout = void>
+struct fragment {
+    static_assert(M == 16 && N == 16 && K == 16,
+                  "the emulation has the 16x16x16 shape only");
+    enum { num_elements = 8 };
+    typedef T element_type;
+    T x[num_elements];
+};
+
+template <class Use, class T, class Layout>
+void fill_fragment(fragment<Use, 16, 16, 16, T, Layout> &f, const T &v) {
+    for (int s = 0; s < 8; s++) f.x[s] = v;
+}
+
+// An operand tile (matrix_a: M x K, matrix_b: K x N) from memory laid
+// out as the fragment's Layout says, ldm elements between rows
+// (row_major) or columns (col_major).
+template <class Use, class T, class Layout>
+void load_matrix_sync(fragment<Use, 16, 16, 16, T, Layout> &f, const T *p,
+                      unsigned ldm) {
+    static_assert(std::is_same<Use, matrix_a>::value
+                      || std::is_same<Use, matrix_b>::value,
+                  "an accumulator's load takes a layout_t");
+    static_assert(std::is_same<T, __nv_bfloat16>::value
+                      || std::is_same<T, __half>::value,
+                  "the emulated operands are bf16 or half");
+    static_assert(std::is_same<Layout, row_major>::value
+                      || std::is_same<Layout, col_major>::value,
+                  "an operand fragment is row_major or col_major");
+    emu_wmma_check("load_matrix_sync", p, ldm, sizeof(T));
+    bool row = std::is_same<Layout, row_major>::value;
+    for (int s = 0; s < 8; s++) {
+        int r, c;
+        emu_wmma_where(s, &r, &c);
+        f.x[s] = row ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+    }
+}
+
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float> &f,
+                             const float *p, unsigned ldm, layout_t layout) {
+    emu_wmma_check("load_matrix_sync", p, ldm, sizeof(float));
+    for (int s = 0; s < 8; s++) {
+        int r, c;
+        emu_wmma_where(s, &r, &c);
+        f.x[s] = layout == mem_row_major ? p[(size_t)r * ldm + c]
+                                         : p[(size_t)c * ldm + r];
+    }
+}
+
+inline void store_matrix_sync(float *p,
+                              const fragment<accumulator, 16, 16, 16,
+                                             float> &f,
+                              unsigned ldm, layout_t layout) {
+    emu_wmma_check("store_matrix_sync", p, ldm, sizeof(float));
+    for (int s = 0; s < 8; s++) {
+        int r, c;
+        emu_wmma_where(s, &r, &c);
+        (layout == mem_row_major ? p[(size_t)r * ldm + c]
+                                 : p[(size_t)c * ldm + r]) = f.x[s];
+    }
+}
+
+template <class T, class LA, class LB>
+void mma_sync(fragment<accumulator, 16, 16, 16, float> &d,
+              const fragment<matrix_a, 16, 16, 16, T, LA> &a,
+              const fragment<matrix_b, 16, 16, 16, T, LB> &b,
+              const fragment<accumulator, 16, 16, 16, float> &c) {
+    float av[8], bv[8], dv[8];
+    for (int s = 0; s < 8; s++)   // widening is exact
+        av[s] = emu_widen(a.x[s]), bv[s] = emu_widen(b.x[s]);
+    emu_wmma_mma(dv, av, bv, c.x);   // (d and c may be one fragment)
+    for (int s = 0; s < 8; s++) d.x[s] = dv[s];
+}
+
+}  // namespace wmma
+}  // namespace nvcuda
+// ==== end of the warp matrix API ============================================
 
 #endif

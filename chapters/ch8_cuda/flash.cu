@@ -462,6 +462,14 @@ static float *row_dots(size_t rows) {
     return buf;
 }
 
+const float *attention_row_dots_cuda(const float *dout, const float *out,
+                                     size_t rows, int HS) {
+    float *D = row_dots(rows);
+    LAUNCH(flash_rowdot_kernel, ceil_div(rows, ROWDOT_THREADS / 32),
+           ROWDOT_THREADS, 0, D, dout, out, rows, HS);
+    return D;
+}
+
 void attention_backward_flash_cuda(float *dq, float *dk, float *dv,
                                    const float *dout, const float *out,
                                    const float *lse, const float *q,
@@ -470,10 +478,8 @@ void attention_backward_flash_cuda(float *dq, float *dk, float *dv,
     if (B * NH == 0 || T == 0 || HS == 0) return;
     check_head_size("attention_backward_flash_cuda", HS);
     float scale = 1.0f / sqrtf((float)HS);
-    size_t rows = (size_t)B * NH * T;
-    float *D = row_dots(rows);
-    LAUNCH(flash_rowdot_kernel, ceil_div(rows, ROWDOT_THREADS / 32),
-           ROWDOT_THREADS, 0, D, dout, out, rows, HS);
+    const float *D = attention_row_dots_cuda(dout, out,
+                                             (size_t)B * NH * T, HS);
     dim3 grid(ceil_div((size_t)T, FLASH_TILE), (unsigned)(B * NH));
     size_t shmem = dkv_shared(HS);
     allow_shared(flash_backward_dkv_kernel, shmem);

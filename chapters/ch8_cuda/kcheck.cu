@@ -1533,6 +1533,7 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     cfg.block_size = T + 3, cfg.n_layer = 2, cfg.n_head = 4;
     cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.0f;
     cfg.bias = sz[2] != 0;
+    if (sz[3] & 8) cfg.n_head = 3;   // heads of 16: bf16 flash_tc.cu's
     bool flash = (sz[3] & 1) != 0, bf16 = (sz[3] & 2) != 0;
     int block = (sz[3] & 4) ? ROWS_BLOCK : mha_causal_block();
     char sizes[64];
@@ -1732,13 +1733,318 @@ static void check_gpt_bf16_kept(KReport *rep, const int sz[4],
     gpt_free(&m);
 }
 
+// ==== the warp matrix API (emu.h) and flash_tc.cu ===========================
+
+#ifdef __CUDACC__
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <mma.h>
+#endif
+
+// A (16, K) times B (K, 32), plus C, by two warps (one per 16 columns)
+// through wmma, then halved element by element (legal whatever the
+// fragment's layout). A is row- or column-major as LA says, B as LB,
+// each with a leading dimension larger than its tile; C is loaded in
+// either layout (or the accumulator filled with 0.25 instead) and the
+// result stored in either.
+template <class T, class LA, class LB>
+__global__ void wmma_check_kernel(float *out, int ldo, int out_col,
+                                  const T *a, int lda, const T *b, int ldb,
+                                  const float *c, int ldc, int c_col,
+                                  bool fill, int K) {
+    using namespace nvcuda;
+    bool a_row = std::is_same<LA, wmma::row_major>::value;
+    bool b_row = std::is_same<LB, wmma::row_major>::value;
+    int n0 = threadIdx.x / 32 * 16;   // this warp's columns
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    if (fill) wmma::fill_fragment(acc, 0.25f);
+    else
+        wmma::load_matrix_sync(acc, c + (c_col ? n0 * ldc : n0), ldc,
+                               c_col ? wmma::mem_col_major
+                                     : wmma::mem_row_major);
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LA> fa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, LB> fb;
+        wmma::load_matrix_sync(fa, a + (a_row ? k0 : k0 * lda), lda);
+        wmma::load_matrix_sync(fb, b + (b_row ? k0 * ldb + n0 : n0 * ldb + k0),
+                               ldb);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+    for (int i = 0; i < acc.num_elements; i++) acc.x[i] *= 0.5f;
+    wmma::store_matrix_sync(out + (out_col ? n0 * ldo : n0), acc, ldo,
+                            out_col ? wmma::mem_col_major
+                                    : wmma::mem_row_major);
+}
+
+//> wmma-guess
+// Wrong on purpose: it takes x[i] of lane l to be element 8 l + i of the
+// tile in row-major order (a guess at the layout), to keep the product's
+// lower triangle only. The emulation's layout is another, so the check
+// must find wrong elements (and so would a GPU, whose layout is another
+// again).
+__global__ void wmma_positions_kernel(float *out, const __nv_bfloat16 *a,
+                                      const __nv_bfloat16 *b) {
+    using namespace nvcuda;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16,
+                   wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16,
+                   wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 16);
+    wmma::mma_sync(acc, fa, fb, acc);
+    int lane = threadIdx.x % 32;
+    for (int i = 0; i < acc.num_elements; i++) {
+        int p = lane * acc.num_elements + i;   // the guess
+        if (p % 16 > p / 16) acc.x[i] = 0.0f;
+    }
+    wmma::store_matrix_sync(out, acc, 16, wmma::mem_row_major);
+}
+//< wmma-guess
+
+// x rounded to bf16 or (half) fp16, its value and its bits.
+static float round16(float x, bool half) {
+    return half ? __half2float(__float2half(x))
+                : __bfloat162float(__float2bfloat16(x));
+}
+static uint16_t bits16(float x, bool half) {
+    uint16_t u;
+    if (half) {
+        __half h = __float2half(x);
+        memcpy(&u, &h, sizeof u);
+    } else {
+        __nv_bfloat16 h = __float2bfloat16(x);
+        memcpy(&u, &h, sizeof u);
+    }
+    return u;
+}
+
+// A device copy of n host floats rounded to 16 bits (cuda_free()).
+static void *to_device16(const float *h, size_t n, bool half) {
+    uint16_t *host = (uint16_t *)xmalloc((n ? n : 1) * sizeof *host);
+    for (size_t i = 0; i < n; i++) host[i] = bits16(h[i], half);
+    void *d = cuda_alloc_floats((n + 1) / 2);
+    CUDA_CHECK(cudaMemcpy(d, host, n * 2, cudaMemcpyHostToDevice));
+    free(host);
+    return d;
+}
+
+// Launches wmma_check_kernel with A's and B's layouts chosen at run time.
+template <class T>
+static void launch_wmma_check(float *out, int ldo, int out_col, const void *a,
+                              int lda, int a_col, const void *b, int ldb,
+                              int b_col, const float *c, int ldc, int c_col,
+                              bool fill, int K) {
+    using nvcuda::wmma::col_major;
+    using nvcuda::wmma::row_major;
+    const T *ta = (const T *)a, *tb = (const T *)b;
+    if (!a_col && !b_col)
+        LAUNCH((wmma_check_kernel<T, row_major, row_major>), 1, 64, 0, out,
+               ldo, out_col, ta, lda, tb, ldb, c, ldc, c_col, fill, K);
+    else if (!a_col)
+        LAUNCH((wmma_check_kernel<T, row_major, col_major>), 1, 64, 0, out,
+               ldo, out_col, ta, lda, tb, ldb, c, ldc, c_col, fill, K);
+    else if (!b_col)
+        LAUNCH((wmma_check_kernel<T, col_major, row_major>), 1, 64, 0, out,
+               ldo, out_col, ta, lda, tb, ldb, c, ldc, c_col, fill, K);
+    else
+        LAUNCH((wmma_check_kernel<T, col_major, col_major>), 1, 64, 0, out,
+               ldo, out_col, ta, lda, tb, ldb, c, ldc, c_col, fill, K);
+}
+
+// The nearest half to x by search: every finite half, in order, as a
+// double; ties to the even bits; past the largest half by half an ulp
+// (65520), infinity. The reference of __float2half.
+static uint16_t half_nearest(float x) {
+    static double value[0x7c00];
+    static bool ready;
+    if (!ready) {
+        for (int h = 0; h < 0x7c00; h++) {
+            int e = h >> 10, m = h & 0x3ff;
+            value[h] = e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+        }
+        ready = true;
+    }
+    double a = fabs((double)x);
+    uint16_t sign = x < 0 ? 0x8000 : 0;
+    if (a >= 65520.0) return sign | 0x7c00;
+    int lo = 0, hi = 0x7bff;   // the last value <= a
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (value[mid] <= a) lo = mid;
+        else hi = mid - 1;
+    }
+    int h = lo;
+    if (lo < 0x7bff) {
+        double below = a - value[lo], above = value[lo + 1] - a;
+        if (above < below || (above == below && (lo & 1))) h = lo + 1;
+    }
+    return sign | (uint16_t)h;
+}
+
+// sz: K, type (0 bf16, 1 half), layouts (+1 A column-major, +2 B, +4 C
+// loaded column-major, +8 stored so), C (0 loaded, 1 filled with 0.25).
+// The product of the rounded operands, in double, halved: the emulated
+// sums are fp32 in another order, so within FP32_TOL. And the half
+// rounding itself, against the nearest of all the finite halves.
+static void check_wmma(KReport *rep, const int sz[4], uint64_t seed) {
+    int K = sz[0], lay = sz[2];
+    bool half = sz[1] != 0, fill = sz[3] != 0;
+    int a_col = lay & 1, b_col = lay >> 1 & 1, c_col = lay >> 2 & 1;
+    int out_col = lay >> 3 & 1;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "16x32x%d %s A%c B%c C%c%s out%c", K,
+             half ? "half" : "bf16", "RC"[a_col], "RC"[b_col], "RC"[c_col],
+             fill ? "(fill)" : "", "RC"[out_col]);
+    // leading dimensions past the tiles, multiples of 16 bytes
+    int lda = a_col ? 24 : K + 8, ldb = b_col ? K + 8 : 40;
+    int ldc = c_col ? 20 : 36, ldo = out_col ? 28 : 44;
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t na = (size_t)(a_col ? K : 16) * lda;
+    size_t nb = (size_t)(b_col ? 32 : K) * ldb;
+    size_t nc = (size_t)(c_col ? 32 : 16) * ldc;
+    size_t no = (size_t)(out_col ? 32 : 16) * ldo;
+    float *a = host_randn(&rng, na, 1.0f), *b = host_randn(&rng, nb, 1.0f);
+    float *c = host_randn(&rng, nc, 1.0f);
+    void *d_a = to_device16(a, na, half), *d_b = to_device16(b, nb, half);
+    float *d_c = to_device(c, nc), *d_out = cuda_alloc_floats(no);
+    if (half)
+        launch_wmma_check<__half>(d_out, ldo, out_col, d_a, lda, a_col, d_b,
+                                  ldb, b_col, d_c, ldc, c_col, fill, K);
+    else
+        launch_wmma_check<__nv_bfloat16>(d_out, ldo, out_col, d_a, lda,
+                                         a_col, d_b, ldb, b_col, d_c, ldc,
+                                         c_col, fill, K);
+    float *got = (float *)xmalloc(no * sizeof *got);
+    cuda_download(got, d_out, no);
+    float *g = (float *)xmalloc(16 * 32 * sizeof *g);
+    float *want = (float *)xmalloc(16 * 32 * sizeof *want);
+    for (int i = 0; i < 16; i++)
+        for (int n = 0; n < 32; n++) {
+            double sum = fill ? 0.25 : c[c_col ? n * ldc + i : i * ldc + n];
+            for (int k = 0; k < K; k++)
+                sum += (double)round16(a[a_col ? k * lda + i : i * lda + k],
+                                       half)
+                       * round16(b[b_col ? n * ldb + k : k * ldb + n], half);
+            want[i * 32 + n] = (float)(0.5 * sum);
+            g[i * 32 + n] = got[out_col ? n * ldo + i : i * ldo + n];
+        }
+    compare_host(rep, "wmma: 0.5 (A B + C)", sizes, g, want, 16 * 32,
+                 FP32_TOL);
+    if (half) {   // the rounding of __float2half, on the same floats
+        size_t bad = 0;
+        for (size_t i = 0; i < na; i++) {
+            float x = a[i] * (i % 3 == 0 ? 1e-5f : i % 3 == 1 ? 3e4f : 1.0f);
+            bad += bits16(x, true) != half_nearest(x);
+        }
+        report_value(rep, "__float2half: not the nearest", sizes,
+                     (double)bad, 0);
+    }
+    cuda_free(d_a), cuda_free(d_b), cuda_free(d_c), cuda_free(d_out);
+    free(a), free(b), free(c), free(got), free(g), free(want);
+}
+
+// The product of two random 16x16 bf16 tiles through
+// wmma_positions_kernel: its lower triangle must come out wrong
+// somewhere, or the emulation's layout would let a kernel that guesses
+// positions pass.
+static void check_wmma_positions(KReport *rep, const int sz[4],
+                                 uint64_t seed) {
+    (void)sz;
+    Rng rng;
+    rng_seed(&rng, seed);
+    float *a = host_randn(&rng, 256, 1.0f), *b = host_randn(&rng, 256, 1.0f);
+    void *d_a = to_device16(a, 256, false), *d_b = to_device16(b, 256, false);
+    float *d_out = cuda_alloc_floats(256), got[256];
+    LAUNCH(wmma_positions_kernel, 1, 32, 0, d_out,
+           (const __nv_bfloat16 *)d_a, (const __nv_bfloat16 *)d_b);
+    cuda_download(got, d_out, 256);
+    int wrong = 0;
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) {
+            double sum = 0;
+            for (int k = 0; k < 16; k++)
+                sum += (double)round16(a[i * 16 + k], false)
+                       * round16(b[k * 16 + j], false);
+            double want = j > i ? 0.0 : sum;
+            wrong += fabs(got[i * 16 + j] - want) > 1e-4 * (1 + fabs(want));
+        }
+    report_value(rep, "guessed layout: not caught (0: caught)", "16x16x16",
+                 wrong > 0 ? 0.0 : 1.0, 0);
+    cuda_free(d_a), cuda_free(d_b), cuda_free(d_out);
+    free(a), free(b);
+}
+
+
+// sz: B, NH, T, HS. The tensor-core attention (flash_tc.cu) against
+// chapter 2's attention_forward and attention_backward in fp32 (causal,
+// no key mask), as check_flash, with FLASH_TC_TOL for bf16's rounding.
+//
+// The tolerance, measured: chapter 2's fp32 attention run on q, k, v and
+// dout rounded to bf16 (and nothing else) differs from it on unrounded
+// ones by up to 6.8e-3 (out 4.0e-3, dq 6.8e-3, dk 5.5e-3, dv 3.8e-3, the
+// worst of 20 seeds at each of these sizes and at T = 256, HS = 64): the
+// part of the error that any bf16 kernel has. The kernel, which also
+// rounds the weights P and their gradients dS, stayed within 5.0e-3 over
+// 11 seeds. 2e-2 is three times the operands' own spread; the wrong
+// kernels tried (no online rescale, the causal mask by whole tiles, the
+// last partial tile skipped, a __syncwarp missing) err by 7e-2 or more.
+static const double FLASH_TC_TOL = 2e-2;
+
+static void check_flash_tc(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], NH = sz[1], T = sz[2], HS = sz[3];
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d NH=%d T=%d HS=%d bf16", B, NH, T,
+             HS);
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t n = (size_t)B * NH * T * HS, rows = (size_t)B * NH * T;
+    size_t na = rows * T;
+    float *q = host_randn(&rng, n, 1.0f), *k = host_randn(&rng, n, 1.0f);
+    float *v = host_randn(&rng, n, 1.0f), *dout = host_randn(&rng, n, 1.0f);
+    float *dq = host_randn(&rng, n, 1.0f), *dk = host_randn(&rng, n, 1.0f);
+    float *dv = host_randn(&rng, n, 1.0f);
+    float *d_q = to_device(q, n), *d_k = to_device(k, n);
+    float *d_v = to_device(v, n), *d_dout = to_device(dout, n);
+    float *d_dq = to_device(dq, n), *d_dk = to_device(dk, n);
+    float *d_dv = to_device(dv, n);
+    float *d_out = cuda_alloc_floats(n), *d_lse = cuda_alloc_floats(rows);
+    float *out = (float *)xmalloc(n * sizeof *out);
+    float *att = (float *)xmalloc(na * sizeof *att);
+    float *datt = (float *)xmalloc(na * sizeof *datt);
+    if (attention_forward(out, att, q, k, v, NULL, true, B, NH, T, T, HS,
+                          NULL) != 0)
+        die("check_flash_tc: bad sizes %s", sizes);
+    attention_backward(dq, dk, dv, datt, dout, att, q, k, v, B, NH, T, T,
+                       HS);
+    attention_forward_flash_tc_cuda(d_out, d_lse, d_q, d_k, d_v, B, NH, T,
+                                    HS);
+    attention_backward_flash_tc_cuda(d_dq, d_dk, d_dv, d_dout, d_out, d_lse,
+                                     d_q, d_k, d_v, B, NH, T, HS);
+    compare(rep, "attention_forward_flash_tc_cuda: out", sizes, d_out, out,
+            n, FLASH_TC_TOL);
+    compare(rep, "attention_backward_flash_tc_cuda: dq", sizes, d_dq, dq, n,
+            FLASH_TC_TOL);
+    compare(rep, "attention_backward_flash_tc_cuda: dk", sizes, d_dk, dk, n,
+            FLASH_TC_TOL);
+    compare(rep, "attention_backward_flash_tc_cuda: dv", sizes, d_dv, dv, n,
+            FLASH_TC_TOL);
+    float *dev[] = {d_q, d_k, d_v, d_dout, d_dq, d_dk, d_dv, d_out, d_lse};
+    for (float *p : dev) cuda_free(p);
+    float *host[] = {q, k, v, dout, dq, dk, dv, out, att, datt};
+    for (float *p : host) free(p);
+}
+
 // ---- the table -------------------------------------------------------------
 
 #define ROWS_DIMS \
     "B, T, HS, mode (1 bf16, 3 bf16 qkv whole, +4 set, +8 blocks of 8)"
-#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8)"
+#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8, 8 HS 16)"
 #define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
 #define GRID_DIMS "M, N, K, mode (1 bf16, 2 odd widths)"
+#define WMMA_DIMS "K, half, layouts (1 A, 2 B, 4 C, 8 out col-major), fill"
 
 const KCheck KCHECKS[] = {
     {"activation", check_gelu, {1000, 0, 0, 0},
@@ -1809,6 +2115,19 @@ const KCheck KCHECKS[] = {
     {"flash", check_flash, {2, 2, 1, 5}, "B, NH, T, HS", false},
     {"flash", check_flash, {1, 2, 70, 24}, "B, NH, T, HS", false},
     {"flash", check_flash, {1, 1, 45, 72}, "B, NH, T, HS", false},
+
+    // the warp matrix API (emu.h) and flash_tc.cu
+    {"wmma", check_wmma, {16, 0, 0, 0}, WMMA_DIMS, false},
+    {"wmma", check_wmma, {48, 0, 3, 0}, WMMA_DIMS, false},
+    {"wmma", check_wmma, {32, 0, 12, 1}, WMMA_DIMS, false},
+    {"wmma", check_wmma, {32, 1, 5, 0}, WMMA_DIMS, false},
+    {"wmma", check_wmma, {16, 1, 10, 1}, WMMA_DIMS, false},
+    {"wmma", check_wmma_positions, {0, 0, 0, 0}, "", false},
+    {"flash", check_flash_tc, {2, 3, 37, 16}, "B, NH, T, HS", false},
+    {"flash", check_flash_tc, {1, 2, 70, 32}, "B, NH, T, HS", false},
+    {"flash", check_flash_tc, {1, 1, 131, 64}, "B, NH, T, HS", false},
+    {"flash", check_flash_tc, {2, 1, 1, 48}, "B, NH, T, HS", false},
+    {"gpt", check_gpt_step, {3, 37, 1, 11}, GPT_DIMS, true},
 
     // crossentropy, optim
     {"crossentropy", check_xent, {37, 65, 1, 0},

@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "flags.h"
+#include "flash.cuh"
 #include "gemm.cuh"
 #include "generate.cuh"
 #include "gpt_train.cuh"
@@ -103,6 +104,12 @@ static int before(void *ctx) {
 
 static int attach(void *ctx, GptTrain *host, TrainModel *tm, Error *err) {
     Gpu *g = ctx;
+    const GptConfig *c = &host->model.cfg;
+    int HS = c->n_embd / c->n_head;
+    if (g->flash && g->bf16 && !attention_flash_tc_supports(HS))
+        return error_set(err, "--bf16 --flash runs attention on the tensor "
+                         "cores (flash_tc.cu), which take head sizes 16, "
+                         "32, 48 and 64; this model's is %d", HS);
     if (gpt_train_cuda_init(&g->gt, host, g->flash, err) != 0)
         return -1;
     g->attached = true;
@@ -131,7 +138,9 @@ static void describe(void *ctx, char *buf, size_t size) {
     char dev[160];
     cuda_device_describe(dev, sizeof dev);
     char att[64];
-    if (g->flash)
+    if (g->flash && g->bf16)
+        snprintf(att, sizeof att, "fused, tensor cores (flash_tc.cu)");
+    else if (g->flash)
         snprintf(att, sizeof att, "fused (flash.cu)");
     else if (g->causal_block > 0)
         snprintf(att, sizeof att, "with (T, T) weights, causal blocks of %d",
@@ -164,7 +173,8 @@ int main(int argc, char **argv) {
         {"flash", FLAG_BOOL, &gpu.flash,
          "fused attention (flash.cu): the T x T weights are never "
          "stored, far less memory but slower today, as chapter 8 "
-         "explains"},
+         "explains; with --bf16, on the tensor cores (flash_tc.cu, head "
+         "sizes 16, 32, 48, 64)"},
         {"causal-block", FLAG_INT, &gpu.causal_block,
          "query rows per block of the (T, T) attention's products: the "
          "part of the T x T square past the blocks is never computed "

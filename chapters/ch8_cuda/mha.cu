@@ -76,6 +76,14 @@ static int block_rows = 128;
 void mha_set_causal_block(int rows) { block_rows = rows > 0 ? rows : 0; }
 int mha_causal_block(void) { return block_rows; }
 
+// In bf16 mode the fused path runs on the tensor cores (flash_tc.cu)
+// when the head size is one they take; ./ch8 refuses --bf16 --flash with
+// another, and the tests' small models (heads of 8 or 12) take the fp32
+// kernels of flash.cu.
+static bool flash_on_tensor_cores(int HS) {
+    return gemm_bf16() && attention_flash_tc_supports(HS);
+}
+
 //> mha-cuda
 // The heads of qkv, attention, the heads merged into y.
 static void attend_cuda(MhaCacheCuda *c, const int *key_mask, bool causal,
@@ -100,8 +108,12 @@ static void attend_cuda(MhaCacheCuda *c, const int *key_mask, bool causal,
         heads_split_cuda(c->q, c->qkv, 3 * C, B, T, C, NH);
         heads_split_cuda(c->k, c->qkv + C, 3 * C, B, T, C, NH);
         heads_split_cuda(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
-        attention_forward_flash_cuda(c->yh, c->lse, c->q, c->k, c->v, B, NH,
-                                     T, HS);
+        if (flash_on_tensor_cores(HS))
+            attention_forward_flash_tc_cuda(c->yh, c->lse, c->q, c->k, c->v,
+                                            B, NH, T, HS);
+        else
+            attention_forward_flash_cuda(c->yh, c->lse, c->q, c->k, c->v, B,
+                                         NH, T, HS);
         heads_merge_cuda(c->y, c->yh, C, B, T, C, NH);
     }
     gemm_bf16_pin(c->y, (size_t)B * T * C, c->y16);   // c_proj's input
@@ -130,8 +142,13 @@ static void attend_backward_cuda(float *dqkv, MhaScratchCuda *s,
     cuda_zero(s->dq, btc);
     cuda_zero(s->dk, btc);
     cuda_zero(s->dv, btc);
-    attention_backward_flash_cuda(s->dq, s->dk, s->dv, s->dyh, c->yh, c->lse,
-                                  c->q, c->k, c->v, B, NH, T, HS);
+    if (flash_on_tensor_cores(HS))
+        attention_backward_flash_tc_cuda(s->dq, s->dk, s->dv, s->dyh, c->yh,
+                                         c->lse, c->q, c->k, c->v, B, NH, T,
+                                         HS);
+    else
+        attention_backward_flash_cuda(s->dq, s->dk, s->dv, s->dyh, c->yh,
+                                      c->lse, c->q, c->k, c->v, B, NH, T, HS);
     // q, k, v = split(qkv): the merges write all of dqkv
     heads_merge_cuda(dqkv, s->dq, 3 * C, B, T, C, NH);
     heads_merge_cuda(dqkv + C, s->dk, 3 * C, B, T, C, NH);

@@ -1,8 +1,9 @@
 // attention_blocks.cu - three versions of the (T, T) way of causal
-// self-attention on the GPU, forward and backward together, each checked
-// against chapter 2's heads_split, attention_forward, attention_backward
-// and heads_merge (on the first sequence of the batch: the CPU's side of
-// a full-size check would take minutes) and timed:
+// self-attention on the GPU, and the fused way, forward and backward
+// together, each checked against chapter 2's heads_split,
+// attention_forward, attention_backward and heads_merge (on the first
+// sequence of the batch: the CPU's side of a full-size check would take
+// minutes) and timed:
 //
 //   v1  the heads copied out of qkv into (B, NH, T, HS) arrays and the
 //       output merged back (chapter 2's split and merge), the products
@@ -15,8 +16,19 @@
 //       here is that, not threads): each product a call per block, over
 //       the keys the block's last row sees (the chapter's, block 128).
 //
+//   v4  fused, never storing the (T, T) weights: in fp32 flash.cu, in
+//       bf16 flash_tc.cu on the tensor cores (what ./ch8 --flash and
+//       ./ch8 --bf16 --flash run), with the heads split and merged as
+//       mha.cu does for them.
+//
 // In fp32 and in bf16 (the products' operands rounded, as ./ch8 --bf16;
 // checked against the fp32 CPU within 2e-2, as kcheck.cu's bf16 checks).
+//
+// What we expect of v4 in bf16 (not measured yet): its products run on
+// the tensor cores as cuBLAS's do, and it moves no (T, T) matrix through
+// memory, so it should beat v3 most at T = 1,024, where those passes are
+// the largest; its 16-row steps and the softmax through shared memory
+// keep it well below cuBLAS's speed per product.
 //
 // What we expect on a GPU, before measuring. v1 moves the heads twice
 // more than v2 (a split of q, k and v, a merge of y, and the same back):
@@ -35,6 +47,7 @@
 
 extern "C" {
 #include "attention.cuh"
+#include "flash.cuh"
 #include "gemm.cuh"
 #include "mha.cuh"
 }
@@ -148,8 +161,43 @@ static void bench_size(BenchOpts &o, int B, int NH, int T, int HS,
     bench_version(o, "v3: heads in qkv's rows, causal blocks (the "
                   "chapter's: 128)", blocks, nblocks, 0, prepare, rows,
                   check);
+    float *d_lse = cuda_alloc_floats((size_t)B * NH * T);
+    // v4: the heads packed (as mha.cu does for the fused path), forward
+    // and backward in the fused kernels; their gradients add, so they
+    // are cleared first.
+    auto fused = [&](int) {
+        float *q = d_h, *k = d_h + btc, *v = d_h + 2 * btc;
+        float *yh = d_h + 3 * btc, *dyh = d_dh + 3 * btc;
+        for (int j = 0; j < 3; j++)
+            heads_split_cuda(d_h + j * btc, d_qkv + j * C, 3 * C, B, T, C,
+                             NH);
+        if (bf16)
+            attention_forward_flash_tc_cuda(yh, d_lse, q, k, v, B, NH, T,
+                                            HS);
+        else
+            attention_forward_flash_cuda(yh, d_lse, q, k, v, B, NH, T, HS);
+        heads_merge_cuda(d_y, yh, C, B, T, C, NH);
+        heads_split_cuda(dyh, d_dy, C, B, T, C, NH);
+        cuda_zero(d_dh, 3 * btc);
+        if (bf16)
+            attention_backward_flash_tc_cuda(d_dh, d_dh + btc, d_dh + 2 * btc,
+                                             dyh, yh, d_lse, q, k, v, B, NH,
+                                             T, HS);
+        else
+            attention_backward_flash_cuda(d_dh, d_dh + btc, d_dh + 2 * btc,
+                                          dyh, yh, d_lse, q, k, v, B, NH, T,
+                                          HS);
+        for (int j = 0; j < 3; j++)
+            heads_merge_cuda(d_dqkv + j * C, d_dh + j * btc, 3 * C, B, T, C,
+                             NH);
+    };
+    if (!bf16 || attention_flash_tc_supports(HS))
+        bench_version(o, bf16 ? "v4: fused on the tensor cores (flash_tc.cu)"
+                              : "v4: fused (flash.cu)",
+                      NULL, 0, 0, prepare, fused, check);
     gemm_set_bf16(was);
     o.tol = BENCH_TOL;
+    cuda_free(d_lse);
     float *dev[] = {d_qkv, d_dy, d_y, d_dqkv, d_att, d_datt, d_h, d_dh};
     for (float *p : dev) cuda_free(p);
     free(qkv), free(dy), free(want_y), free(want_d);
@@ -157,15 +205,17 @@ static void bench_size(BenchOpts &o, int B, int NH, int T, int HS,
 
 int main(int argc, char **argv) {
     BenchOpts o = bench_parse(argc, argv, "causal attention's (T, T) way "
-                              "in three versions, forward and backward, "
+                              "in three versions and the fused one, "
+                              "forward and backward, "
                               "checked against chapter 2's and timed");
     bench_begin("causal attention, forward and backward: v1 split heads, "
                 "v2 heads in rows,\nv3 causal blocks (its block column: "
-                "query rows per block)");
+                "query rows per block), v4 fused");
     if (o.small) {
         static const int small[] = {8, 16};   // 37 = 8+8+8+8+5, 16+16+5
         for (int bf16 = 0; bf16 < 2; bf16++)
             bench_size(o, 2, 3, 37, 8, bf16, small, 2);
+        bench_size(o, 2, 3, 37, 16, true, small, 2);   // v4 on tensor cores
     } else {
         static const int full[] = {64, 128, 256};
         for (int bf16 = 0; bf16 < 2; bf16++) {

@@ -10,8 +10,9 @@ layers, 12 heads, 768 wide, block 1024, batch 8), it runs a fixed number
 of steps of
 
   - ./ch8 (fp32; attention with (T, T) weights), ./ch8 --flash (the
-    fused attention), ./ch8 --tf32, ./ch8 --bf16, and ./ch8 --bf16
-    --causal-block 0 (the whole T x T square: what the blocks save)
+    fused attention), ./ch8 --tf32, ./ch8 --bf16, ./ch8 --bf16
+    --causal-block 0 (the whole T x T square: what the blocks save), and
+    ./ch8 --bf16 --flash (the fused attention on the tensor cores)
   - tests/reference/train_torch.py --device cuda, eager and torch.compile
     (fp32, with --tf32, and with --bf16: autocast)
 
@@ -158,6 +159,8 @@ def main():
                   + ["--sample-chars", "0"]),
                  ("ch8 --bf16 --causal-block 0",
                   ["./ch8", "--bf16", "--causal-block", "0"] + f
+                  + ["--sample-chars", "0"]),
+                 ("ch8 --bf16 --flash", ["./ch8", "--bf16", "--flash"] + f
                   + ["--sample-chars", "0"]),
                  ("torch eager", torch + f),
                  ("torch eager tf32", torch + ["--tf32"] + f),
