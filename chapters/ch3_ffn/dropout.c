@@ -17,6 +17,7 @@ int dropout_forward(float *out, float *mask, const float *inp, float p,
     if (dropout_check_p(p, "dropout: p", err) != 0) return -1;
     if (p == 0.0f) {                        // the identity: draws nothing
         if (out != inp) memmove(out, inp, n * sizeof *out);
+        PARALLEL_FOR
         for (size_t i = 0; i < n; i++) mask[i] = 1.0f;
         return 0;
     }

@@ -7,10 +7,12 @@
 
 //> residual
 void residual_forward(float *out, const float *a, const float *b, size_t n) {
+    PARALLEL_FOR
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
 void residual_backward(float *da, float *db, const float *dout, size_t n) {
+    PARALLEL_FOR
     for (size_t i = 0; i < n; i++) {   // d(a + b)/da = d(a + b)/db = 1
         da[i] += dout[i];
         db[i] += dout[i];
