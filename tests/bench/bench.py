@@ -151,6 +151,7 @@ class Bench:
         os.makedirs(self.dir, exist_ok=True)
         self.n_runs = 0
         self.notes = []
+        self.failed = []     # labels of runs that failed or were unreadable
 
     # ---- running one program and reading its output ---------------------
 
@@ -185,6 +186,7 @@ class Bench:
         if rc != 0 or not r["steps"]:
             tail = " | ".join(out.strip().splitlines()[-3:])
             r["error"] = "exit %s: %s" % (rc, tail[-300:])
+            self.failed.append(label)
         return r
 
     def wait_quiet(self):
@@ -508,6 +510,7 @@ def products_floor(b, cfg, env):
     m = re.search(r"products: ([\d.]+) ms", p.stdout)
     if p.returncode != 0 or not m:
         log("  products floor: FAILED (%s)" % p.stdout.strip()[-200:])
+        b.failed.append("%s products floor" % cfg[0])
         return None
     log("  floor, " + p.stdout.strip())
     return B * T / (float(m.group(1)) / 1e3)
@@ -825,6 +828,11 @@ def main():
                 os.path.join(ROOT, "build", "bench", "report.md"))
     log("\n" + "=" * 72 + "\n")
     log(text)
+    if b.failed:
+        # (CI runs --quick: a program whose output the bench can no longer
+        # read fails it here)
+        die("%d run%s failed or could not be read: %s" % (
+            len(b.failed), "s" * (len(b.failed) > 1), ", ".join(b.failed)))
 
 
 if __name__ == "__main__":
