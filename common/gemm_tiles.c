@@ -165,6 +165,22 @@ static void pack_a(bool trans_a, int K, const float *A, int lda, int i0,
     }
 }
 
+// The calling thread's buffer for a call's copies, kept from one call to
+// the next and grown to the largest need: after a training step's first
+// products, the steps allocate nothing (a promise of chapter 6's trainer,
+// which its tests hold).
+static _Thread_local float *scratch;
+static _Thread_local size_t scratch_floats;
+
+static float *scratch_for(size_t n) {
+    if (n > scratch_floats) {
+        free(scratch);
+        scratch = malloc(n * sizeof *scratch);
+        scratch_floats = scratch ? n : 0;
+    }
+    return scratch;
+}
+
 bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
                 float alpha, const float *A, int lda, const float *B,
                 int ldb, float beta, float *C, int ldc) {
@@ -172,11 +188,6 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
     // op(B)'s rows: B's own rows when B is not transposed (a last, narrower
     // panel read under a mask); when it is, a copy made panel by panel
     // (K x NR each, zero-padded), shared by the threads.
-    float *bt = NULL;
-    if (trans_b) {
-        bt = malloc(sizeof(float) * (size_t)panels * NR * K);
-        if (!bt) return false;
-    }
     int row_tiles = (M + MR - 1) / MR;
     // Threads when there is enough work for them, and not already inside
     // a parallel loop (the attention core calls gemm per head from its
@@ -186,14 +197,13 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
     if (!omp_in_parallel())
         threads = omp_get_max_threads();
 #endif
-    // each thread's rows of A, MR x K, allocated before C is touched: a
-    // failure leaves C as it was
+    // the copy of B^T, then each thread's rows of A (MR x K, or x KC),
+    // found before C is touched: a failure leaves C as it was
+    size_t bt_size = trans_b ? (size_t)panels * NR * K : 0;
     size_t a_size = (size_t)MR * (size_t)(K > 2 * KC ? KC : K > 0 ? K : 1);
-    float *a_all = malloc(sizeof(float) * a_size * (size_t)threads);
-    if (!a_all) {
-        free(bt);
-        return false;
-    }
+    float *bt = scratch_for(bt_size + a_size * (size_t)threads);
+    if (!bt) return false;
+    float *a_all = bt + bt_size;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
@@ -262,8 +272,6 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
             if (K == 0) break;
         }
     }
-    free(a_all);
-    free(bt);
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc_count.h"
 #include "check_util.h"
 #include "error.h"
 #include "flags.h"
@@ -324,6 +325,32 @@ START_TEST(gemm_tiles_same_on_any_thread_count) {
         }
         free(A), free(B), free(C1), free(C2);
     }
+}
+END_TEST
+
+// A product of a training step's size, through gemm (which gives it to
+// gemm_tiles where the build has it), allocates on its first call at most:
+// the steps after a trainer's first allocate nothing (chapter 6's test of
+// that promise trains a model too small to reach gemm_tiles).
+START_TEST(gemm_allocates_only_once) {
+    enum { M = 256, N = 384, K = 128 };
+    float *A = xmalloc((size_t)M * K * sizeof *A);
+    float *B = xmalloc((size_t)N * K * sizeof *B);
+    float *C = xmalloc((size_t)M * N * sizeof *C);
+    Rng r;
+    rng_seed(&r, 41);
+    rng_normal_fill(&r, A, (size_t)M * K, 0, 1);
+    rng_normal_fill(&r, B, (size_t)N * K, 0, 1);
+    gemm(false, true, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+    gemm(false, false, M, K, N, 1.0f, C, N, B, K, 0.0f, A, K);
+    unsigned long before = alloc_count();
+    for (int i = 0; i < 3; i++) {
+        gemm(false, true, M, N, K, 1.0f, A, K, B, K, 0.0f, C, N);
+        gemm(false, false, M, K, N, 1.0f, C, N, B, K, 0.0f, A, K);
+    }
+    unsigned long after = alloc_count();
+    ck_assert_uint_eq(after, before);
+    free(A), free(B), free(C);
 }
 END_TEST
 
@@ -842,6 +869,7 @@ Suite *common_suite(void) {
     tcase_add_test(tc, gemm_same_on_any_thread_count);
     tcase_add_test(tc, gemm_tiles_against_the_definition);
     tcase_add_test(tc, gemm_tiles_same_on_any_thread_count);
+    tcase_add_test(tc, gemm_allocates_only_once);
     suite_add_tcase(s, tc);
     tc = tcase_new("flags", "common");
     tcase_add_test(tc, flags_parse_all_types);
