@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "flags.h"
+#include "block.cuh"
 #include "gemm.cuh"
 #include "generate.cuh"
 #include "gpt_train.cuh"
@@ -39,7 +40,7 @@ static int self_check(bool emulated) {
 }
 
 typedef struct {
-    bool check, emulate, tf32, bf16, flash;
+    bool check, emulate, tf32, bf16, flash, unfused;
     bool bare;            // ./ch8 with no argument at all
     int causal_block;
     GptTrainCuda gt;
@@ -97,6 +98,7 @@ static int before(void *ctx) {
     }
     cuda_set_tf32(g->tf32);
     gemm_set_bf16(g->bf16);
+    block_set_fused(!g->unfused);
     mha_set_causal_block(g->causal_block);
     return -1;   // train
 }
@@ -138,9 +140,10 @@ static void describe(void *ctx, char *buf, size_t size) {
                  g->causal_block);
     else
         snprintf(att, sizeof att, "with (T, T) weights, whole");
-    snprintf(buf, size, "GPU: %s; fp32%s; attention %s; %.0f MiB of GPU "
-             "memory in use", dev, g->tf32 ? " (TF32 products)"
+    snprintf(buf, size, "GPU: %s; fp32%s; attention %s; %s kernels; %.0f "
+             "MiB of GPU memory in use", dev, g->tf32 ? " (TF32 products)"
              : g->bf16 ? " (bf16 products)" : "", att,
+             g->unfused ? "unfused" : "fused",
              cuda_memory_used() / 1048576.0);
 }
 
@@ -165,6 +168,10 @@ int main(int argc, char **argv) {
          "fused attention (flash.cu): the T x T weights are never "
          "stored, far less memory but slower today, as chapter 8 "
          "explains"},
+        {"unfused", FLAG_BOOL, &gpu.unfused,
+         "the block's plain kernels, one per CPU function, instead of "
+         "the fused ones (fewer passes over memory, as chapter 8 "
+         "explains): the same step, to compare"},
         {"causal-block", FLAG_INT, &gpu.causal_block,
          "query rows per block of the (T, T) attention's products: the "
          "part of the T x T square past the blocks is never computed "
