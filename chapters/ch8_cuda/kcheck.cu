@@ -1746,27 +1746,33 @@ static void check_layernorm_skip(KReport *rep, const int sz[4],
     for (float *q : host) free(q);
 }
 
-// sz: B, T, bias, flash. A training step with dropout (p = 0.2, which
-// check_gpt_step, against the CPU, cannot use: the GPU's masks are not
-// the CPU's), run in the fused forms and in the plain ones from the same
-// weights, batch and seed: the same masks, so the same loss, logits and
-// gradients to rounding. A fused kernel that drew from the wrong
-// counters, or left a mask out going forward or back, differs by far
-// more.
-static void check_fused_dropout(KReport *rep, const int sz[4],
-                                uint64_t seed) {
+// sz: B, T, bias, flash | 2 no dropout. A training step with dropout
+// (p = 0.2, which check_gpt_step, against the CPU, cannot use: the GPU's
+// masks are not the CPU's), run in the fused forms and in the plain ones
+// from the same weights, batch and seed: the same masks, so the same
+// loss, logits and gradients to rounding. A fused kernel that drew from
+// the wrong counters, or left a mask out going forward or back, differs
+// by far more. Without dropout, also the count of what each pass
+// launched (cuda_writes: every kernel, memset and upload; the cuBLAS
+// products are the same calls in both): the fused forms must save
+// exactly what the chapter counts, 4 launches a layer forward and 3
+// backward.
+static void check_fused_vs_plain(KReport *rep, const int sz[4],
+                                 uint64_t seed) {
     int B = sz[0], T = sz[1];
     GptConfig cfg = gpt_config_default(65);
     cfg.block_size = T + 1, cfg.n_layer = 2, cfg.n_head = 4;
-    cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.2f;
+    cfg.n_embd = 48, cfg.n_ffn = 4 * 48;
+    cfg.dropout = (sz[3] & 2) ? 0.0f : 0.2f;
     cfg.bias = sz[2] != 0;
-    bool flash = sz[3] != 0;
+    bool flash = (sz[3] & 1) != 0;
     char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d T=%d p=0.2%s%s, fused vs plain", B,
-             T, cfg.bias ? " bias" : "", flash ? " flash" : "");
+    snprintf(sizes, sizeof sizes, "B=%d T=%d p=%.1f%s%s, fused vs plain", B,
+             T, (double)cfg.dropout, cfg.bias ? " bias" : "",
+             flash ? " flash" : "");
     Error err;
     Gpt m;
-    if (gpt_create(&m, &cfg, &err) != 0) die("check_fused_dropout: %s",
+    if (gpt_create(&m, &cfg, &err) != 0) die("check_fused_vs_plain: %s",
                                              err.msg);
     Rng rng;
     rng_seed(&rng, seed);
@@ -1784,19 +1790,24 @@ static void check_fused_dropout(KReport *rep, const int sz[4],
     }
     bool was = block_fused();
     float loss[2], *logits[2], *grads[2];
+    long launched[2][2];   // [fused, plain][forward, backward]
     for (int k = 0; k < 2; k++) {   // k = 0 fused, 1 plain
         GptCuda d;
         GptCudaActs da;
         if (gpt_cuda_create(&d, &m, &err) != 0
             || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, true, &err) != 0)
-            die("check_fused_dropout: %s", err.msg);
+            die("check_fused_vs_plain: %s", err.msg);
         block_set_fused(k == 0);
         Rng r;
         rng_seed(&r, seed + 1);   // the same dropout seed both times
+        unsigned long w0 = cuda_writes();
         if (gpt_forward_cuda(&d, &da, idx, tgt, B, T, true, &r, &loss[k],
                              &err) != 0)
-            die("check_fused_dropout: %s", err.msg);
+            die("check_fused_vs_plain: %s", err.msg);
+        unsigned long w1 = cuda_writes();
         gpt_backward_cuda(&d, &da);
+        launched[k][0] = (long)(w1 - w0);
+        launched[k][1] = (long)(cuda_writes() - w1);
         logits[k] = (float *)xmalloc(bt * 65 * sizeof(float));
         cuda_download(logits[k], da.logits, bt * 65);   // (now dlogits)
         grads[k] = (float *)xmalloc(m.num_params * sizeof(float));
@@ -1811,6 +1822,13 @@ static void check_fused_dropout(KReport *rep, const int sz[4],
                  logits[1], bt * 65, FP32_TOL);
     compare_host(rep, "fused vs plain: every grad", sizes, grads[0],
                  grads[1], m.num_params, 1e-4);
+    if (cfg.dropout == 0) {
+        int L = cfg.n_layer;
+        report_value(rep, "forward: launches saved - 4 per layer", sizes,
+                     (double)(launched[1][0] - launched[0][0] - 4 * L), 0);
+        report_value(rep, "backward: launches saved - 3 per layer", sizes,
+                     (double)(launched[1][1] - launched[0][1] - 3 * L), 0);
+    }
     for (int k = 0; k < 2; k++) free(logits[k]), free(grads[k]);
     free(idx), free(tgt);
     gpt_free(&m);
@@ -2161,10 +2179,12 @@ const KCheck KCHECKS[] = {
      "N, C, p (percent), bias", false},
     {"fused", check_layernorm_skip, {3, 17, 45, 1}, "B, T, C, bias", false},
     {"fused", check_layernorm_skip, {2, 9, 97, 0}, "B, T, C, bias", false},
-    {"fused", check_fused_dropout, {2, 19, 1, 0}, "B, T, bias, flash",
-     true},
-    {"fused", check_fused_dropout, {3, 13, 0, 1}, "B, T, bias, flash",
-     true},
+    {"fused", check_fused_vs_plain, {2, 19, 1, 0},
+     "B, T, bias, flash | 2 no dropout", true},
+    {"fused", check_fused_vs_plain, {3, 13, 0, 1},
+     "B, T, bias, flash | 2 no dropout", true},
+    {"fused", check_fused_vs_plain, {2, 11, 1, 2},
+     "B, T, bias, flash | 2 no dropout", true},
     {"fused", check_gpt_step_plain, {2, 19, 0, 0}, GPT_DIMS, true},
     {"fused", check_gpt_step_plain, {3, 33, 1, 2}, GPT_DIMS, true},
 
