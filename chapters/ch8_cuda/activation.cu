@@ -113,7 +113,7 @@ void gelu_backward_set_cuda(float *dinp, uint16_t *dinp16, const float *dout,
            (bf16 *)dinp16, dout, inp, kind, false, n);
 }
 
-// ---- fused with the bias -------------------------------------------------------
+// ---- fused with the bias ------------------------------------------------
 // The feed-forward layer's first product h = inp @ w^T + bias is followed
 // at once by a = GELU(h). The unfused way spends a pass writing the bias
 // into every row of h (so that cuBLAS adds the product to it, reading h

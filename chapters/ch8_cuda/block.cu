@@ -31,10 +31,11 @@ void block_set_fused(bool on) { fused = on; }
 bool block_fused(void) { return fused; }
 
 //> block-forward-cuda
-static void block_forward_plain(float *out, BlockCacheCuda *cache, const float *inp,
-                        const BlockWeights *w, float dropout_p,
-                        uint64_t seed, uint64_t offset, int B, int T, int C,
-                        int NH, int F) {
+static void block_forward_plain(float *out, BlockCacheCuda *cache,
+                                const float *inp, const BlockWeights *w,
+                                float dropout_p, uint64_t seed,
+                                uint64_t offset, int B, int T, int C, int NH,
+                                int F) {
     BlockCacheCuda *c = cache;
     size_t n = (size_t)B * T * C;
     if (dropout_p > 0 && (!c->sa.mask || !c->ff.mask))
@@ -67,10 +68,11 @@ static void block_forward_plain(float *out, BlockCacheCuda *cache, const float *
 
 //> block-backward-cuda
 static void block_backward_plain(float *dinp, const BlockWeights *g,
-                             BlockScratchCuda *scratch, const float *dout,
-                             const BlockCacheCuda *cache, const float *inp,
-                             const BlockWeights *w, int B, int T, int C,
-                             int NH, int F) {
+                                 BlockScratchCuda *scratch,
+                                 const float *dout,
+                                 const BlockCacheCuda *cache,
+                                 const float *inp, const BlockWeights *w,
+                                 int B, int T, int C, int NH, int F) {
     BlockScratchCuda *s = scratch;
     const BlockCacheCuda *c = cache;
     size_t n = (size_t)B * T * C;
@@ -99,7 +101,7 @@ static void block_backward_plain(float *dinp, const BlockWeights *g,
 }
 //< block-backward-cuda
 
-// ---- the fused forms ---------------------------------------------------------------
+// ---- the fused forms ----------------------------------------------------
 // The same block with fewer passes over memory (the chapter's "Fewer
 // passes, fewer launches" counts them). Forward: the attention's c_proj
 // writes its product without the bias, and one kernel adds the bias,

@@ -1067,7 +1067,7 @@ cublasStatus_t cublasGemmBatchedEx(
     return CUBLAS_STATUS_SUCCESS;
 }
 
-// ---- streams and graphs (chapter 8's --graph) --------------------------------
+// ---- streams and graphs (chapter 8's --graph) -------------------------
 // A recording is a list of steps, each a launch (its kernel with the
 // arguments bound, as LAUNCH's lambda holds them), a cuBLAS call (a
 // closure over its arguments) or a memset. One stream captures at a

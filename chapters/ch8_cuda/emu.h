@@ -227,7 +227,7 @@ cublasStatus_t cublasGemmBatchedEx(
     cudaDataType Ctype, int ldc, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo);
 
-// ---- streams and graphs (chapter 8's --graph) --------------------------------
+// ---- streams and graphs (chapter 8's --graph) -------------------------
 // The emulation runs each launch when it is made, so a stream is only a
 // name here. A graph is what it is on the GPU, a recording: while a
 // stream captures, every launch, cuBLAS call and memset is recorded

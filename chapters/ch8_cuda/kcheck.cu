@@ -1519,7 +1519,7 @@ static void check_adamw_many(KReport *rep, const int sz[4], uint64_t seed) {
     free(p), free(m), free(v), free(r);
 }
 
-// ---- the fused forms (activation.cu, residual.cu, layernorm.cu, block.cu) ----
+// ---- the fused forms, the graph ------------------------------------------
 // Each fused kernel against the CPU functions it stands for, composed on
 // the host: a plausible slip in it (a bias added twice or not at all,
 // GELU's gradient taken at its output, the stream not added, the skip's

@@ -122,7 +122,7 @@ void sublayer_add_backward_set_cuda(float *dx, bool add_dx, float *dy,
            RESIDUAL_THREADS, 0, dx, dy, dout, mask, add_dx, false, n);
 }
 
-// ---- fused with their neighbours ------------------------------------------------
+// ---- fused with their neighbours -------------------------------------------
 // The block's two sub-layers end in a linear layer whose bias the
 // unfused way writes into every row before the product (a pass of
 // writes, and the product then reads it back), and the sub-layer's add

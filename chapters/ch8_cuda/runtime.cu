@@ -161,7 +161,7 @@ void cuda_download(float *host, const float *dev, size_t n) {
 
 void cuda_sync(void) { CUDA_CHECK(cudaDeviceSynchronize()); }
 
-// ---- graphs ---------------------------------------------------------------------
+// ---- graphs ----------------------------------------------------------------
 
 struct CudaGraph {
     cudaGraphExec_t exec;
