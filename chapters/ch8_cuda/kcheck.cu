@@ -2267,7 +2267,7 @@ const KCheck KCHECKS[] = {
 
     // the fused forms
     {"fused", check_bias_gelu, {37, 45, 0, 1}, "N, F, kind, bias", false},
-    {"fused", check_bias_gelu, {601, 70, 1, 1}, "N, F, kind, bias", false},
+    {"fused", check_bias_gelu, {301, 45, 1, 1}, "N, F, kind, bias", false},
     {"fused", check_bias_gelu, {5, 3, 0, 0}, "N, F, kind, bias", false},
     {"fused", check_residual_layernorm, {37, 45, 0, 1},
      "N, C, p (percent), bias", false},
