@@ -129,7 +129,9 @@ static void block_forward_fused(float *out, BlockCacheCuda *c,
                                 inp, w->ln_1_w, w->ln_1_b, B, T, C);
     gemm_bf16_copy_end(before, c->sa.norm, n);
     // res1 = x + dropout(attn(ln_1(x))), c_proj's bias added here, and
-    // ln_2(res1) in the same pass
+    // ln_2(res1) in the same pass (which also writes res1, the mask and
+    // the statistics: no product reads those, so no bf16 copy of them
+    // can go stale)
     mha_forward_cuda(c->res1, &c->attn, c->sa.norm, w->attn_c_attn_w,
                      w->attn_c_attn_b, w->attn_c_proj_w, NULL, NULL, true,
                      B, T, C, NH);
