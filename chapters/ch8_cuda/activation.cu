@@ -12,6 +12,7 @@
 
 extern "C" {
 #include "activation.cuh"
+#include "linear.cuh"   // the column sums' chunks, for the bias's gradient
 }
 
 typedef __nv_bfloat16 bf16;
@@ -110,4 +111,94 @@ void gelu_backward_set_cuda(float *dinp, uint16_t *dinp16, const float *dout,
     const unsigned threads = 256;
     LAUNCH(gelu_backward_kernel, ceil_div(n, threads), threads, 0, dinp,
            (bf16 *)dinp16, dout, inp, kind, false, n);
+}
+
+// ---- fused with the bias ------------------------------------------------
+// The feed-forward layer's first product h = inp @ w^T + bias is followed
+// at once by a = GELU(h). The unfused way spends a pass writing the bias
+// into every row of h (so that cuBLAS adds the product to it, reading h
+// once more) and another pass for the GELU. Here the product writes h
+// without its bias, and the GELU's pass adds the bias on the fly, as it
+// reads each float anyway: the bias costs no pass at all. h stays
+// without its bias (writing h + bias back would cost a pass of writes),
+// so the backward pass adds the bias again where it needs the GELU's
+// input. In the backward pass, the bias's gradient is the column sums of
+// dh = da * GELU'(h + bias), which the GELU's backward kernel has in its
+// hands: the same kernel sums them, and no pass reads dh again.
+
+//> bias-gelu-cuda
+// a = GELU(h + bias) (bias (F,) or NULL), and its bf16 copy into a16
+// unless NULL. h is left as it is.
+__global__ void bias_gelu_forward_kernel(float *a, bf16 *a16, const float *h,
+                                         const float *bias, Activation kind,
+                                         int F, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = h[i] + (bias ? bias[i % F] : 0.0f);
+    float y = gelu_of(x, kind);
+    a[i] = y;
+    if (a16) a16[i] = __float2bfloat16(y);
+}
+
+// dh = da * GELU'(h + bias), set (and its bf16 copy into dh16 unless
+// NULL), for rows [chunk * rows, (chunk + 1) * rows) of GELU_TILE
+// columns; with part, also those rows' column sums of dh into
+// part[chunk, column]. The block is column_sums_cuda's (linear.cu), and
+// so is the order of the additions: the bias's gradient comes out the
+// same bits as the unfused pair of kernels gives.
+#define GELU_TILE 32   // columns per block
+#define GELU_LANES 8   // row lanes per column: 256 threads
+
+__global__ void gelu_backward_bias_kernel(float *dh, bf16 *dh16, float *part,
+                                          const float *da, const float *h,
+                                          const float *bias,
+                                          Activation kind, int N, int F,
+                                          int rows) {
+    __shared__ float s[GELU_LANES][GELU_TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int c = blockIdx.x * GELU_TILE + tx;
+    int r0 = blockIdx.y * rows;
+    int r1 = r0 + rows < N ? r0 + rows : N;
+    float sum = 0.0f;
+    if (c < F) {
+        float b = bias ? bias[c] : 0.0f;
+        for (int r = r0 + ty; r < r1; r += GELU_LANES) {
+            size_t i = (size_t)r * F + c;
+            float g = da[i] * gelu_grad(h[i] + b, kind);
+            dh[i] = g;
+            if (dh16) dh16[i] = __float2bfloat16(g);
+            sum += g;
+        }
+    }
+    s[ty][tx] = sum;
+    __syncthreads();   // every lane's sum is in shared memory
+    if (part && ty == 0 && c < F) {
+        for (int k = 1; k < GELU_LANES; k++) sum += s[k][tx];
+        part[(size_t)blockIdx.y * F + c] = sum;
+    }
+}
+//< bias-gelu-cuda
+
+void bias_gelu_forward_cuda(float *a, uint16_t *a16, const float *h,
+                            const float *bias, Activation kind, int N,
+                            int F) {
+    size_t n = (size_t)N * F;
+    if (n == 0) return;
+    const unsigned threads = 256;
+    LAUNCH(bias_gelu_forward_kernel, ceil_div(n, threads), threads, 0, a,
+           (bf16 *)a16, h, bias, kind, F, n);
+}
+
+void gelu_backward_bias_cuda(float *dh, uint16_t *dh16, float *dbias,
+                             const float *da, const float *h,
+                             const float *bias, Activation kind, int N,
+                             int F) {
+    if (N <= 0 || F <= 0) return;
+    ColumnChunks k = column_chunks(N);
+    float *part = dbias ? column_scratch((size_t)k.chunks * F) : NULL;
+    LAUNCH(gelu_backward_bias_kernel,
+           dim3(ceil_div((size_t)F, GELU_TILE), k.chunks),
+           dim3(GELU_TILE, GELU_LANES), 0, dh, (bf16 *)dh16, part, da, h,
+           bias, kind, N, F, k.rows);
+    if (dbias) column_sums_finish_cuda(dbias, part, k.chunks, F);
 }

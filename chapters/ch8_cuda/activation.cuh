@@ -31,6 +31,21 @@ void gelu_forward_copy_cuda(float *out, uint16_t *out16, const float *inp,
 void gelu_backward_set_cuda(float *dinp, uint16_t *dinp16, const float *dout,
                             const float *inp, Activation kind, size_t n);
 
+// The feed-forward layer's fused forms (ffn.cu, activation.cu says why):
+// a = GELU(h + bias) where h (N, F) is the product without its bias
+// (bias (F,) or NULL; h is not changed), with a's bf16 copy into a16
+// unless NULL; and its backward pass, dh = (set) da * GELU'(h + bias),
+// its bf16 copy into dh16 unless NULL, and dbias (F,) += the column sums
+// of dh (unless NULL), the same bits as column_sums_cuda gives. Not
+// reentrant: the sums go through linear.cu's scratch.
+void bias_gelu_forward_cuda(float *a, uint16_t *a16, const float *h,
+                            const float *bias, Activation kind, int N,
+                            int F);
+void gelu_backward_bias_cuda(float *dh, uint16_t *dh16, float *dbias,
+                             const float *da, const float *h,
+                             const float *bias, Activation kind, int N,
+                             int F);
+
 // The same with the threads per block chosen (the benchmarks time them).
 void gelu_forward_cuda_block(float *out, const float *inp, Activation kind,
                              size_t n, unsigned threads);

@@ -50,6 +50,15 @@ void block_backward_set_cuda(float *dinp, const BlockWeights *g,
                              const BlockWeights *w, int B, int T, int C,
                              int NH, int F);
 
+// Whether the two functions above take their fused forms (on, the
+// default) or the plain ones, call for call block.c's (off): the same
+// results to rounding, with fewer passes over memory (block.cu). For
+// the whole program, as gemm_set_bf16; the caches of the two forms
+// differ (the fused one keeps c_fc's output without its bias), so it is
+// set before a forward pass and kept until its backward pass.
+void block_set_fused(bool on);
+bool block_fused(void);
+
 #ifdef __cplusplus
 }
 #endif

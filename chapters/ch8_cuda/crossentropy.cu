@@ -150,12 +150,9 @@ static float *row_loss;
 static size_t row_loss_cap;
 static XentSum *sum_dev;
 
-float crossentropy_forward_cuda(const float *logits, const int *targets,
-                                int N, int V, int *n_valid) {
-    if (N <= 0) {
-        if (n_valid) *n_valid = 0;
-        return 0.0f;
-    }
+void crossentropy_forward_launch_cuda(const float *logits,
+                                      const int *targets, int N, int V) {
+    if (N <= 0) return;
     if ((size_t)N > row_loss_cap) {
         cuda_free(row_loss);
         row_loss = cuda_alloc_floats((size_t)N);
@@ -166,11 +163,21 @@ float crossentropy_forward_cuda(const float *logits, const int *targets,
            logits, targets, V);
     LAUNCH(xent_sum_kernel, 1, XENT_SUM_THREADS, 0, sum_dev, row_loss,
            targets, N);
-    XentSum sum;
-    CUDA_CHECK(cudaMemcpy(&sum, sum_dev, sizeof sum,
-                          cudaMemcpyDeviceToHost));
+}
+
+float crossentropy_forward_read_cuda(int N, int *n_valid) {
+    XentSum sum = {0.0, 0};
+    if (N > 0)
+        CUDA_CHECK(cudaMemcpy(&sum, sum_dev, sizeof sum,
+                              cudaMemcpyDeviceToHost));
     if (n_valid) *n_valid = sum.count;
     return sum.count ? (float)(sum.total / sum.count) : 0.0f;
+}
+
+float crossentropy_forward_cuda(const float *logits, const int *targets,
+                                int N, int V, int *n_valid) {
+    crossentropy_forward_launch_cuda(logits, targets, N, V);
+    return crossentropy_forward_read_cuda(N, n_valid);
 }
 
 void crossentropy_backward_cuda(float *dlogits, const float *logits,

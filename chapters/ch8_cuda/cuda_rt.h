@@ -5,7 +5,8 @@
 //
 //   LAUNCH(kernel, grid, block, shared_bytes, args...)
 //
-// is kernel<<<grid, block, shared_bytes>>>(args...) with nvcc, followed by
+// is kernel<<<grid, block, shared_bytes, cuda_stream()>>>(args...) with
+// nvcc, followed by
 // a check of the launch, and the emulator's emu_launch otherwise.
 // SHARED_ARRAY(float, buf) declares the launch's dynamic shared memory.
 // This header is C++ (.cu files only); C code includes the .cuh headers.
@@ -48,7 +49,7 @@ extern "C" {
 #ifdef __CUDACC__
 #define LAUNCH(kernel, grid, block, shmem, ...)                           \
     do {                                                                  \
-        kernel<<<(grid), (block), (shmem)>>>(__VA_ARGS__);                \
+        kernel<<<(grid), (block), (shmem), cuda_stream()>>>(__VA_ARGS__); \
         CUDA_CHECK(cudaGetLastError());                                   \
         cuda_count_write();                                               \
     } while (0)
@@ -72,5 +73,12 @@ static inline unsigned ceil_div(size_t n, unsigned threads) {
 
 // The one cuBLAS handle of the program (created on first use).
 cublasHandle_t cuda_blas(void);
+
+// The one stream every launch, product and memset of the program goes
+// to (created on first use): a stream of its own rather than the
+// default one, because only such a stream can be captured into a graph
+// (runtime.cuh). It waits for the synchronous copies and they for it,
+// as the default stream did, so the order of the program is unchanged.
+cudaStream_t cuda_stream(void);
 
 #endif

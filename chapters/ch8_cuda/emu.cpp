@@ -675,6 +675,8 @@ void *emu_dynamic_shared(void) {
 void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
                 const std::function<void()> &body, const char *file,
                 int line) {
+    if (emu_record_launch(name, grid, block, shmem, body, file, line))
+        return;   // (a stream captures: see the end of this file)
     unsigned long long n = (unsigned long long)block.x * block.y * block.z;
     if (n < 1 || n > 1024 || grid.x < 1 || grid.y < 1 || grid.z < 1
         || grid.y > 65535 || grid.z > 65535 || shmem > 48 * 1024) {
@@ -724,6 +726,8 @@ void emu_launch(const char *name, dim3 grid, dim3 block, size_t shmem,
 // ---- the runtime --------------------------------------------------------------
 
 cudaError_t cudaMalloc(void **p, size_t bytes) {
+    if (emu_capture_refuses("cudaMalloc"))
+        return cudaErrorStreamCaptureUnsupported;
     size_t size = (bytes + 255) / 256 * 256;
     *p = size ? aligned_alloc(256, size) : nullptr;
     if (size && !*p) return last_error = cudaErrorMemoryAllocation;
@@ -732,18 +736,24 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
 }
 
 cudaError_t cudaFree(void *p) {
+    if (emu_capture_refuses("cudaFree"))
+        return cudaErrorStreamCaptureUnsupported;
     free(p);
     return cudaSuccess;
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes,
                        cudaMemcpyKind kind) {
+    if (emu_capture_refuses("cudaMemcpy"))
+        return cudaErrorStreamCaptureUnsupported;
     (void)kind;
     if (bytes) memmove(dst, src, bytes);
     return cudaSuccess;
 }
 
 cudaError_t cudaMemset(void *p, int value, size_t bytes) {
+    if (emu_capture_refuses("cudaMemset"))
+        return cudaErrorStreamCaptureUnsupported;
     if (bytes) memset(p, value, bytes);
     return cudaSuccess;
 }
@@ -811,6 +821,8 @@ const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidValue: return "invalid argument";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
     default: return "unknown error";
     }
 }
@@ -849,6 +861,13 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta,
                            const float *alpha, const float *A, int lda,
                            const float *B, int ldb, const float *beta,
                            float *C, int ldc) {
+    if (emu_capturing()) {   // recorded, alpha and beta by value
+        float al = *alpha, be = *beta;
+        return emu_record_blas([=] {
+            return cublasSgemm(h, ta, tb, m, n, k, &al, A, lda, B, ldb, &be,
+                               C, ldc);
+        });
+    }
     (void)h;
     if (m < 0 || n < 0 || k < 0 || ldc < (m > 1 ? m : 1)
         || lda < ((ta == CUBLAS_OP_N ? m : k) > 1 ? (ta == CUBLAS_OP_N ? m : k) : 1)
@@ -865,6 +884,14 @@ cublasStatus_t cublasSgemmStridedBatched(
     int n, int k, const float *alpha, const float *A, int lda,
     long long strideA, const float *B, int ldb, long long strideB,
     const float *beta, float *C, int ldc, long long strideC, int batch) {
+    if (emu_capturing()) {
+        float al = *alpha, be = *beta;
+        return emu_record_blas([=] {
+            return cublasSgemmStridedBatched(h, ta, tb, m, n, k, &al, A, lda,
+                                             strideA, B, ldb, strideB, &be,
+                                             C, ldc, strideC, batch);
+        });
+    }
     for (int i = 0; i < batch; i++) {
         cublasStatus_t s = cublasSgemm(h, ta, tb, m, n, k, alpha,
                                        A + i * strideA, lda, B + i * strideB,
@@ -905,6 +932,13 @@ cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta,
                                   const float *const Barray[], int ldb,
                                   const float *beta, float *const Carray[],
                                   int ldc, int batch) {
+    if (emu_capturing()) {   // (the tables are read when it runs)
+        float al = *alpha, be = *beta;
+        return emu_record_blas([=] {
+            return cublasSgemmBatched(h, ta, tb, m, n, k, &al, Aarray, lda,
+                                      Barray, ldb, &be, Carray, ldc, batch);
+        });
+    }
     const void *const *arrays[3] = {(const void *const *)Aarray,
                                     (const void *const *)Barray,
                                     (const void *const *)Carray};
@@ -968,6 +1002,16 @@ cublasStatus_t cublasGemmStridedBatchedEx(
     long long strideB, const void *beta, void *C, cudaDataType Ctype,
     int ldc, long long strideC, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo) {
+    if (emu_capturing()) {   // (compute 32F: alpha and beta are floats)
+        float al = *(const float *)alpha, be = *(const float *)beta;
+        return emu_record_blas([=] {
+            return cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, &al, A,
+                                              Atype, lda, strideA, B, Btype,
+                                              ldb, strideB, &be, C, Ctype,
+                                              ldc, strideC, batch, compute,
+                                              algo);
+        });
+    }
     (void)algo;
     bool types_ok = (Atype == CUDA_R_32F || Atype == CUDA_R_16BF)
                     && (Btype == CUDA_R_32F || Btype == CUDA_R_16BF)
@@ -1007,6 +1051,14 @@ cublasStatus_t cublasGemmBatchedEx(
     cudaDataType Btype, int ldb, const void *beta, void *const Carray[],
     cudaDataType Ctype, int ldc, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo) {
+    if (emu_capturing()) {
+        float al = *(const float *)alpha, be = *(const float *)beta;
+        return emu_record_blas([=] {
+            return cublasGemmBatchedEx(h, ta, tb, m, n, k, &al, Aarray, Atype,
+                                       lda, Barray, Btype, ldb, &be, Carray,
+                                       Ctype, ldc, batch, compute, algo);
+        });
+    }
     const void *const *arrays[3] = {Aarray, Barray,
                                     (const void *const *)Carray};
     if (batch < 0 || !batch_aligned("cublasGemmBatchedEx", arrays, batch))
@@ -1021,7 +1073,7 @@ cublasStatus_t cublasGemmBatchedEx(
     return CUBLAS_STATUS_SUCCESS;
 }
 
-// ==== the warp matrix API: tensor cores (emu.h) ============================
+// ==== the warp matrix API: tensor cores (emu.h) =====================
 
 // Round to the nearest half, ties to even. Normal halves take the top 10
 // of the float's 23 mantissa bits, rounded on the 13 dropped ones (a
@@ -1148,3 +1200,149 @@ void emu_wmma_mma(float d[8], const float a[8], const float b[8],
     warp_meet("mma_sync");
 }
 // ==== end of the warp matrix API ===========================================
+// ---- streams and graphs (chapter 8's --graph) -------------------------
+// A recording is a list of steps, each a launch (its kernel with the
+// arguments bound, as LAUNCH's lambda holds them), a cuBLAS call (a
+// closure over its arguments) or a memset. One stream captures at a
+// time, from the thread that began it; the graph runs its steps in
+// order, each as the emulation runs it directly.
+struct EmuStream {
+    int unused;
+};
+
+struct EmuStep {
+    // a launch
+    const char *name = nullptr;
+    dim3 grid, block;
+    size_t shmem = 0;
+    std::function<void()> body;
+    const char *file = nullptr;
+    int line = 0;
+    // or a cuBLAS call
+    std::function<cublasStatus_t()> blas;
+    // or a memset
+    void *p = nullptr;
+    int value = 0;
+    size_t bytes = 0;
+};
+
+struct EmuGraph {
+    std::vector<EmuStep> steps;
+};
+
+struct EmuGraphExec {
+    std::vector<EmuStep> steps;
+};
+
+static EmuGraph *capturing;   // the recording in progress, or none
+
+bool emu_capturing(void) { return capturing != nullptr; }
+
+bool emu_record_launch(const char *name, dim3 grid, dim3 block,
+                       size_t shmem, const std::function<void()> &body,
+                       const char *file, int line) {
+    if (!capturing) return false;
+    EmuStep st;
+    st.name = name, st.grid = grid, st.block = block, st.shmem = shmem;
+    st.body = body, st.file = file, st.line = line;
+    capturing->steps.push_back(st);
+    return true;
+}
+
+cublasStatus_t emu_record_blas(std::function<cublasStatus_t()> call) {
+    EmuStep st;
+    st.blas = std::move(call);
+    capturing->steps.push_back(st);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+bool emu_capture_refuses(const char *call) {
+    if (!capturing) return false;
+    fprintf(stderr, "cuda emulator: %s while a stream captures a graph: "
+            "refused, as on the GPU\n", call);
+    return true;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *s) {
+    *s = new EmuStream();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    delete s;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+    (void)s;   // every launch has finished when it returns
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes,
+                            cudaStream_t s) {
+    (void)s;
+    if (capturing) {
+        EmuStep st;
+        st.p = p, st.value = value, st.bytes = bytes;
+        capturing->steps.push_back(st);
+        return cudaSuccess;
+    }
+    if (bytes) memset(p, value, bytes);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t s,
+                                   cudaStreamCaptureMode mode) {
+    (void)mode;
+    if (!s || capturing) return last_error = cudaErrorInvalidValue;
+    capturing = new EmuGraph();
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph) {
+    if (!s || !capturing) return last_error = cudaErrorInvalidValue;
+    *graph = capturing;
+    capturing = nullptr;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags) {
+    (void)flags;
+    *exec = new EmuGraphExec();
+    (*exec)->steps = graph->steps;   // the graph may be destroyed now
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
+    (void)s;
+    if (capturing) return last_error = cudaErrorStreamCaptureUnsupported;
+    for (const EmuStep &st : exec->steps) {
+        if (st.body) {
+            emu_launch(st.name, st.grid, st.block, st.shmem, st.body,
+                       st.file, st.line);
+        } else if (st.blas) {
+            if (st.blas() != CUBLAS_STATUS_SUCCESS)
+                return last_error = cudaErrorInvalidValue;
+        } else if (st.bytes) {
+            memset(st.p, st.value, st.bytes);
+        }
+        if (last_error != cudaSuccess) return last_error;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+    delete graph;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+    delete exec;
+    return cudaSuccess;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s) {
+    (void)h, (void)s;
+    return CUBLAS_STATUS_SUCCESS;
+}

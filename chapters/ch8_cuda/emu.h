@@ -41,12 +41,14 @@
 //   tensor cores   nvcuda::wmma's fragments, loads, stores and mma_sync
 //                  (16x16x16, bf16 or half operands, fp32 accumulators),
 //                  with a fragment layout that is deliberately no natural
-//                  one, and __syncwarp (the section at the end of this file)
+//                  one, and __syncwarp (a section near the end of this file)
+//   graphs         stream capture: launches, cuBLAS calls and memsets
+//                  recorded, then replayed in order (the last section)
 //
-// Not emulated: streams (everything is synchronous), other tensor-core
-// shapes and types, bf16 arithmetic in kernels, the warp's lockstep (lanes
-// run freely between two meetings, which is what CUDA promises since
-// Volta anyway).
+// Not emulated: streams' concurrency (everything runs in order, at once
+// or at a graph's replay), other tensor-core shapes and types, bf16
+// arithmetic in kernels, the warp's lockstep (lanes run freely between
+// two meetings, which is what CUDA promises since Volta anyway).
 // A barrier that some threads never reach stops the program with the
 // kernel's name, where the GPU would hang or misbehave: at once when the
 // threads take turns (no thread is left to run), after 20 seconds when
@@ -234,7 +236,7 @@ cublasStatus_t cublasGemmBatchedEx(
     cudaDataType Ctype, int ldc, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo);
 
-// ==== the warp matrix API: tensor cores (mma.h, cuda_fp16.h) ===============
+// ==== the warp matrix API: tensor cores (mma.h, cuda_fp16.h) ========
 //
 // nvcuda::wmma as the chapter's tensor-core kernels use it: 16x16x16
 // products of bf16 or fp16 operands with fp32 accumulators. A fragment
@@ -376,5 +378,50 @@ void mma_sync(fragment<accumulator, 16, 16, 16, float> &d,
 }  // namespace wmma
 }  // namespace nvcuda
 // ==== end of the warp matrix API ============================================
+// ---- streams and graphs (chapter 8's --graph) -------------------------
+// The emulation runs each launch when it is made, so a stream is only a
+// name here. A graph is what it is on the GPU, a recording: while a
+// stream captures, every launch, cuBLAS call and memset is recorded
+// instead of run (the launch's arguments as they were at the call, as a
+// kernel node keeps them), and cudaGraphLaunch runs the recording again,
+// in order. The GPU refuses what a recording cannot hold: here too, a
+// synchronous copy, a memset without a stream, an allocation or a
+// release while a stream captures returns
+// cudaErrorStreamCaptureUnsupported (and says which call).
+typedef struct EmuStream *cudaStream_t;
+typedef struct EmuGraph *cudaGraph_t;
+typedef struct EmuGraphExec *cudaGraphExec_t;
+enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal,
+    cudaStreamCaptureModeThreadLocal,
+    cudaStreamCaptureModeRelaxed
+};
+enum { cudaErrorStreamCaptureUnsupported = 900 };
+
+cudaError_t cudaStreamCreate(cudaStream_t *s);
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes,
+                            cudaStream_t s);
+cudaError_t cudaStreamBeginCapture(cudaStream_t s,
+                                   cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph);
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+                                 unsigned long long flags = 0);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphDestroy(cudaGraph_t graph);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cublasStatus_t cublasSetStream(cublasHandle_t h, cudaStream_t s);
+
+// For the rest of the emulation: whether a stream captures now; a
+// launch recorded (true) instead of run; a cuBLAS call recorded (its
+// status is success, as the GPU's would be when it only records); and
+// a call that a capture refuses (true: it must fail, as said above).
+bool emu_capturing(void);
+bool emu_record_launch(const char *name, dim3 grid, dim3 block,
+                       size_t shmem, const std::function<void()> &body,
+                       const char *file, int line);
+cublasStatus_t emu_record_blas(std::function<cublasStatus_t()> call);
+bool emu_capture_refuses(const char *call);
 
 #endif

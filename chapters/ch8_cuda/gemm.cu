@@ -102,6 +102,17 @@ typedef struct {
 
 static CastSlot slots[CAST_SLOTS];
 static unsigned long asked;
+static size_t largest;   // the most floats any operand needed (reserve)
+
+// Room for n bf16 values in slot c (what it held is lost).
+static void slot_grow(CastSlot *c, size_t n) {
+    if (n > largest) largest = n;
+    if (n <= c->size) return;
+    cuda_free(c->buf);
+    CUDA_CHECK(cudaMalloc((void **)&c->buf, n * sizeof(bf16)));
+    c->size = n;
+    c->src = NULL;
+}
 
 static const bf16 *pinned(const float *x, size_t n);   // (bf16-pins)
 
@@ -140,11 +151,7 @@ static const bf16 *as_bf16(const float *x, size_t n, int keep, int *used) {
     for (int o = 0; o < CAST_SLOTS; o++)
         if (o != keep && (s < 0 || slots[o].used < slots[s].used)) s = o;
     CastSlot *c = &slots[s];
-    if (n > c->size) {
-        cuda_free(c->buf);
-        CUDA_CHECK(cudaMalloc((void **)&c->buf, n * sizeof(bf16)));
-        c->size = n;
-    }
+    slot_grow(c, n);
     c->src = NULL;
     to_bf16(c->buf, x, n);
     // The cast wrote only into c->buf, so what the other slots held is as
@@ -229,11 +236,7 @@ uint16_t *gemm_bf16_copy_begin(const float *x, size_t n, uint16_t *keep) {
     for (int o = 1; o < CAST_SLOTS; o++)
         if (slots[o].used < slots[s].used) s = o;
     CastSlot *c = &slots[s];
-    if (n > c->size) {
-        cuda_free(c->buf);
-        CUDA_CHECK(cudaMalloc((void **)&c->buf, n * sizeof(bf16)));
-        c->size = n;
-    }
+    slot_grow(c, n);
     c->src = NULL;   // nothing, until gemm_bf16_copy_end
     c->used = ++asked;
     pending = s;
@@ -259,6 +262,10 @@ void gemm_bf16_copy_end(unsigned long before, const float *x, size_t n) {
         c->src = x, c->n = n, c->epoch = now;
     }
     pending = -1, pending_keep = NULL;
+}
+
+void gemm_bf16_reserve(void) {
+    for (int s = 0; s < CAST_SLOTS; s++) slot_grow(&slots[s], largest);
 }
 
 // The product just wrote n floats at C: a copy of them is stale.

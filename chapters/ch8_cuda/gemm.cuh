@@ -75,6 +75,12 @@ void gemm_bf16_copy_end(unsigned long before, const float *x, size_t n);
 void gemm_bf16_pin(const float *x, size_t n, uint16_t *copy);
 void gemm_bf16_unpin_all(void);
 
+// Grows every buffer of bf16 copies to the largest operand asked for so
+// far: after a step, the next same step finds room wherever its
+// operands land and frees nothing (what a graph's capture needs:
+// runtime.cuh).
+void gemm_bf16_reserve(void);
+
 // How many floats gemm.cu has rounded to bf16 so far (its rounding
 // passes; not the copies kernels write beside their output): what the
 // checks count to see that a copy was found rather than made again.

@@ -20,6 +20,7 @@ extern "C" {
 #include "layout.h"
 #include "linear.cuh"
 #include "mem.h"
+#include "optim.cuh"
 }
 
 // ---- the weights -------------------------------------------------------------
@@ -261,33 +262,44 @@ static int check_batch(const GptCuda *m, const GptCudaActs *a,
 }
 
 //> gpt-forward-cuda
-int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
-                     const int *targets, int B, int T, bool train, Rng *rng,
-                     float *loss, Error *err) {
+int gpt_step_prepare_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
+                          const int *targets, int B, int T, bool train,
+                          Rng *rng, Error *err) {
     const GptConfig *c = &m->cfg;
-    int C = c->n_embd, NH = c->n_head, F = c->n_ffn, V = c->vocab_size;
-    size_t btc = (size_t)B * T * C;
     float p = train ? c->dropout : 0.0f;
     if (p > 0 && !rng)
         return error_set(err, "model: dropout needs a random generator");
     if (check_batch(m, a, idx, targets, B, T, p > 0, err) != 0) return -1;
-    uint64_t seed = 0;
-    if (p > 0) seed = (uint64_t)rng_u32(rng) << 32 | rng_u32(rng);
+    a->seed = 0;
+    if (p > 0) a->seed = (uint64_t)rng_u32(rng) << 32 | rng_u32(rng);
     cuda_upload_ints(a->idx, idx, (size_t)B * T);
     if (targets) cuda_upload_ints(a->targets, targets, (size_t)B * T);
+    a->cur_B = B, a->cur_T = T, a->dropout_p = p, a->has_targets = targets;
+    a->n_targets = 0;   // counted here: the backward pass's scale
+    for (size_t i = 0; targets && i < (size_t)B * T; i++)
+        a->n_targets += targets[i] >= 0;
+    return 0;
+}
+
+// The launches of the forward pass over the batch on the device.
+static void forward_launches(const GptCuda *m, GptCudaActs *a) {
+    const GptConfig *c = &m->cfg;
+    int B = a->cur_B, T = a->cur_T;
+    int C = c->n_embd, NH = c->n_head, F = c->n_ffn, V = c->vocab_size;
+    size_t btc = (size_t)B * T * C;
+    float p = a->dropout_p;
     gemm_bf16_unpin_all();   // every activation is about to change
     // x = dropout(wte[idx] + pos)
     embedding_forward_cuda(a->x0, a->idx, m->w.wte, 1.0f, m->pos, B, T, C);
-    if (p > 0) dropout_forward_cuda(a->x0, a->emb_mask, a->x0, p, seed, 0,
-                                    btc);
+    if (p > 0) dropout_forward_cuda(a->x0, a->emb_mask, a->x0, p, a->seed,
+                                    0, btc);
     const float *x = a->x0;
     for (int l = 0; l < c->n_layer; l++) {
         float *out = a->res + l * btc;
-        block_forward_cuda(out, &a->blocks[l], x, &m->w.h[l], p, seed,
+        block_forward_cuda(out, &a->blocks[l], x, &m->w.h[l], p, a->seed,
                            (1 + 2 * (uint64_t)l) * btc, B, T, C, NH, F);
         x = out;
     }
-    a->cur_B = B, a->cur_T = T, a->dropout_p = p;
     unsigned long before = cuda_writes();   // (in bf16, with its copy)
     uint16_t *lnf16 = gemm_bf16_copy_begin(a->lnf, btc, a->lnf16);
     layernorm_forward_copy_cuda(a->lnf, lnf16, a->lnf_mean, a->lnf_rstd, x,
@@ -295,10 +307,18 @@ int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
     gemm_bf16_copy_end(before, a->lnf, btc);
     // The head is the embedding matrix: logits = lnf @ wte^T.
     linear_forward_cuda(a->logits, a->lnf, m->w.wte, NULL, B * T, C, V);
-    a->n_targets = 0;
+    if (a->has_targets)   // the loss, left on the device
+        crossentropy_forward_launch_cuda(a->logits, a->targets, B * T, V);
+}
+
+int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
+                     const int *targets, int B, int T, bool train, Rng *rng,
+                     float *loss, Error *err) {
+    if (gpt_step_prepare_cuda(m, a, idx, targets, B, T, train, rng, err))
+        return -1;
+    forward_launches(m, a);
     if (targets) {
-        float l = crossentropy_forward_cuda(a->logits, a->targets, B * T, V,
-                                            &a->n_targets);
+        float l = crossentropy_forward_read_cuda(B * T, &a->n_targets);
         if (loss) *loss = l;
     }
     return 0;
@@ -342,3 +362,14 @@ void gpt_backward_cuda(GptCuda *m, GptCudaActs *a) {
                             V);
 }
 //< gpt-backward-cuda
+
+//> gpt-step-cuda
+// A training step's launches, no copy and no wait among them: what a
+// graph can record (gpt_train.cu).
+void gpt_step_launches_cuda(GptCuda *m, GptCudaActs *a, float max_norm) {
+    gpt_cuda_zero_grads(m);
+    forward_launches(m, a);
+    gpt_backward_cuda(m, a);
+    clip_grad_norm_launch_cuda(m->grads, m->num_params, max_norm);
+}
+//< gpt-step-cuda

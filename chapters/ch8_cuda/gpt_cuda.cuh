@@ -53,6 +53,8 @@ typedef struct {
     bool flash, dropout;
     float dropout_p;     // of the last forward pass
     int n_targets;       // of the last forward pass
+    bool has_targets;    // whether it had targets
+    uint64_t seed;       // its dropout seed
     int *idx, *targets;  // (B, T) each
     float *x0;           // (B, T, C) embeddings, after dropout
     float *emb_mask;     // (B, T, C) or NULL
@@ -88,6 +90,21 @@ int gpt_forward_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
 // As gpt_backward: += into m->grads, from the last forward's batch (its
 // ids and targets are already on the device, so none are passed).
 void gpt_backward_cuda(GptCuda *m, GptCudaActs *a);
+
+// A training step in the halves a graph needs (runtime.cuh: a graph can
+// record no copy to or from the host). gpt_step_prepare_cuda is
+// gpt_forward_cuda's host part: the checks, the dropout seed, the batch
+// copied up, the targets counted (the backward pass's scale). Then
+// gpt_step_launches_cuda launches the whole step on that batch:
+// gradients cleared, the forward pass with the loss's sum left on the
+// device (crossentropy_forward_read_cuda reads it), the backward pass,
+// and the gradient's norm and clipping (clip_grad_norm_launch_cuda;
+// grad_norm_read_cuda reads the norm). It copies nothing and waits for
+// nothing.
+int gpt_step_prepare_cuda(const GptCuda *m, GptCudaActs *a, const int *idx,
+                          const int *targets, int B, int T, bool train,
+                          Rng *rng, Error *err);
+void gpt_step_launches_cuda(GptCuda *m, GptCudaActs *a, float max_norm);
 //< gpt-cuda-api
 
 #ifdef __cplusplus

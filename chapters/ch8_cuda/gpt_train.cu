@@ -7,6 +7,9 @@
 #include <string.h>
 
 extern "C" {
+#include "crossentropy.cuh"
+#include "error.h"
+#include "gemm.cuh"
 #include "gpt_train.cuh"
 #include "mem.h"
 #include "optim.cuh"
@@ -46,6 +49,7 @@ int gpt_train_cuda_init(GptTrainCuda *g, GptTrain *host, bool flash,
 }
 
 void gpt_train_cuda_free(GptTrainCuda *g) {
+    cuda_graph_free(g->graph);
     gpt_cuda_acts_free(&g->acts);
     gpt_cuda_free(&g->dev);
     cuda_free(g->m);
@@ -61,16 +65,69 @@ static int batch(void *self, const void *data, Rng *rng, Error *err) {
     return g->host_tm.batch(g->host_tm.self, data, rng, err);
 }
 
+int gpt_train_cuda_set_graph(GptTrainCuda *g, bool on, Error *err) {
+    if (on && g->host->model.cfg.dropout > 0)
+        return error_set(err, "--graph needs --dropout 0: dropout draws a "
+                         "new seed each step, which its kernels take as an "
+                         "argument, and a graph replays the arguments it "
+                         "recorded");
+    g->use_graph = on;
+    return 0;
+}
+
+//> graph-step-cuda
+// The training step through a graph: the batch copied up (no graph can
+// hold a copy from the host), then the graph, recorded at the first
+// step that can (the one after the first, whose clip() tells max_norm)
+// and again whenever what it recorded may have changed: another batch
+// shape, another count of targets (the backward pass's scale), or
+// device memory released since (a recorded pointer may be gone). Before
+// recording, one step runs launch by launch, so that every buffer a
+// step grows has grown (nothing may be released during the recording),
+// and gemm.cu's bf16 copies get room for any operand. Then the loss and
+// the norm are read, once each.
+static int graph_step(GptTrainCuda *g, float *loss, Error *err) {
+    GptTrain *h = g->host;
+    GptCudaActs *a = &g->acts;
+    if (gpt_step_prepare_cuda(&g->dev, a, h->x, h->y, h->B, h->T, true,
+                              NULL, err) != 0)
+        return -1;
+    if (!g->graph || g->graph_B != h->B || g->graph_T != h->T
+        || g->graph_targets != a->n_targets || g->graph_clip != g->max_norm
+        || g->graph_frees != cuda_frees()) {
+        cuda_graph_free(g->graph);
+        gpt_step_launches_cuda(&g->dev, a, g->max_norm);   // (grows)
+        gemm_bf16_reserve();
+        g->graph_frees = cuda_frees();
+        cuda_capture_begin();
+        gpt_step_launches_cuda(&g->dev, a, g->max_norm);   // (recorded)
+        g->graph = cuda_capture_end();
+        g->graph_records++;
+        g->graph_B = h->B, g->graph_T = h->T;
+        g->graph_targets = a->n_targets, g->graph_clip = g->max_norm;
+    }
+    cuda_graph_launch(g->graph);
+    *loss = crossentropy_forward_read_cuda(h->B * h->T, &a->n_targets);
+    g->norm = grad_norm_read_cuda();
+    g->stepped = true;
+    return 0;
+}
+//< graph-step-cuda
+
 static int forward(void *self, bool train, Rng *rng, float *loss,
                    Error *err) {
     GptTrainCuda *g = (GptTrainCuda *)self;
     GptTrain *h = g->host;
+    g->stepped = false;
+    if (g->use_graph && train && g->clip_known)
+        return graph_step(g, loss, err);
     return gpt_forward_cuda(&g->dev, &g->acts, h->x, h->y, h->B, h->T, train,
                             rng, loss, err);
 }
 
 static void backward(void *self) {
     GptTrainCuda *g = (GptTrainCuda *)self;
+    if (g->stepped) return;   // the graph did it
     gpt_cuda_zero_grads(&g->dev);
     gpt_backward_cuda(&g->dev, &g->acts);
 }
@@ -84,6 +141,14 @@ static int save(const void *self, const char *path, int step, Error *err) {
 //> train-hooks-cuda
 static double clip(void *self, float max_norm) {
     GptTrainCuda *g = (GptTrainCuda *)self;
+    if (g->stepped) {   // the graph clipped, with the max_norm it recorded
+        g->stepped = false;
+        if (max_norm != g->graph_clip)
+            die("gpt_train_cuda: clip(%g) after a graph recorded with %g",
+                max_norm, g->graph_clip);
+        return g->norm;
+    }
+    g->clip_known = true, g->max_norm = max_norm;
     return clip_grad_norm_cuda(g->dev.grads, g->dev.num_params, max_norm);
 }
 

@@ -34,6 +34,10 @@ extern "C" {
 // (the whole model)
 #include "gpt_cuda.cuh"
 
+// (the fused forms, the graph)
+#include "block.cuh"
+#include "runtime.cuh"
+
 #include "kcheck.cuh"
 #include "mem.h"
 #include "rng.h"
@@ -1515,6 +1519,437 @@ static void check_adamw_many(KReport *rep, const int sz[4], uint64_t seed) {
     free(p), free(m), free(v), free(r);
 }
 
+// ---- the fused forms, the graph ------------------------------------------
+// Each fused kernel against the CPU functions it stands for, composed on
+// the host: a plausible slip in it (a bias added twice or not at all,
+// GELU's gradient taken at its output, the stream not added, the skip's
+// gradient dropped, a mask drawn from the wrong counters) fails one of
+// these. Outputs that a kernel sets start as NaN, which must not show,
+// and every output is followed by a guard.
+
+static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed);
+
+// n NaN floats on the device, followed by a guard.
+static float *nan_guarded(size_t n) {
+    float *nan = (float *)xmalloc((n ? n : 1) * sizeof *nan);
+    for (size_t i = 0; i < n; i++) nan[i] = NAN;
+    float *d = to_device_guarded(nan, n);
+    free(nan);
+    return d;
+}
+
+// sz: N, F, kind (0 exact, 1 tanh), bias. a = GELU(h + bias) against
+// chapter 3's gelu_forward of h + bias, h untouched; dh = da * GELU'(h +
+// bias) against gelu_backward (into zeros), and dbias += the column sums
+// of dh, in double on the host, and bit for bit what column_sums_cuda
+// gives from the kernel's own dh (the fused sums keep its order); the
+// bf16 copies bit for bit the rounding of the fp32 results.
+static void check_bias_gelu(KReport *rep, const int sz[4], uint64_t seed) {
+    int N = sz[0], F = sz[1];
+    Activation kind = sz[2] ? GELU_TANH : GELU_EXACT;
+    bool bias = sz[3] != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "N=%d F=%d %s%s", N, F,
+             activation_name(kind), bias ? " bias" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t n = (size_t)N * F;
+    float *h = host_randn(&rng, n, 2.0f), *da = host_randn(&rng, n, 1.0f);
+    float *b = host_randn(&rng, (size_t)F, 1.0f);
+    float *db = host_randn(&rng, (size_t)F, 1.0f), *db0 = host_copy(db, F);
+    float *hb = (float *)xmalloc(n * sizeof *hb);
+    for (size_t i = 0; i < n; i++) hb[i] = h[i] + (bias ? b[i % F] : 0.0f);
+    float *a = (float *)xmalloc(n * sizeof *a);
+    float *dh = (float *)xcalloc(n, sizeof *dh);
+    gelu_forward(a, hb, kind, n);
+    gelu_backward(dh, da, hb, kind, n);
+    for (int c = 0; c < F && bias; c++) {
+        double s = 0;
+        for (int r = 0; r < N; r++) s += dh[(size_t)r * F + c];
+        db[c] = (float)(db[c] + s);
+    }
+    float *d_h = to_device_guarded(h, n), *d_da = to_device(da, n);
+    float *d_b = to_device(b, (size_t)F);
+    float *d_db = to_device_guarded(db0, (size_t)F);
+    float *d_db2 = to_device(db0, (size_t)F);
+    float *d_a = nan_guarded(n), *d_dh = nan_guarded(n);
+    uint16_t *d_a16, *d_dh16;
+    CUDA_CHECK(cudaMalloc((void **)&d_a16, (n + 1) * sizeof *d_a16));
+    CUDA_CHECK(cudaMalloc((void **)&d_dh16, (n + 1) * sizeof *d_dh16));
+    bias_gelu_forward_cuda(d_a, d_a16, d_h, bias ? d_b : NULL, kind, N, F);
+    gelu_backward_bias_cuda(d_dh, d_dh16, bias ? d_db : NULL, d_da, d_h,
+                            bias ? d_b : NULL, kind, N, F);
+    compare(rep, "bias_gelu_forward_cuda: a", sizes, d_a, a, n, FP32_TOL);
+    compare(rep, "bias_gelu_forward_cuda: h untouched", sizes, d_h, h, n,
+            0.0);
+    report_value(rep, "bias_gelu_forward_cuda: a16 wrong", sizes,
+                 (double)copy_mismatches(d_a16, d_a, n), 0);
+    compare(rep, "gelu_backward_bias_cuda: dh", sizes, d_dh, dh, n,
+            FP32_TOL);
+    report_value(rep, "gelu_backward_bias_cuda: dh16 wrong", sizes,
+                 (double)copy_mismatches(d_dh16, d_dh, n), 0);
+    // (without a bias, dbias is NULL and must stay as it was)
+    double tol = FP32_TOL * (N > 100 ? sqrt(N / 100.0) : 1.0);
+    compare(rep, bias ? "gelu_backward_bias_cuda: dbias"
+                      : "gelu_backward_bias_cuda: dbias untouched",
+            sizes, d_db, bias ? db : db0, (size_t)F, bias ? tol : 0.0);
+    if (bias) {
+        column_sums_cuda(d_db2, d_dh, N, F);
+        float *sums = (float *)xmalloc((size_t)F * sizeof *sums);
+        cuda_download(sums, d_db2, (size_t)F);
+        compare(rep, "gelu_backward_bias_cuda: dbias bits", sizes, d_db,
+                sums, (size_t)F, 0.0);
+        free(sums);
+    }
+    report_value(rep, "bias_gelu_*_cuda: writes past the end", sizes,
+                 guard_damage(d_a, n) + guard_damage(d_dh, n)
+                     + guard_damage(d_h, n) + guard_damage(d_db, F), 0);
+    float *dev[] = {d_h, d_da, d_b, d_db, d_db2, d_a, d_dh};
+    for (float *p : dev) cuda_free(p);
+    cuda_free(d_a16), cuda_free(d_dh16);
+    float *host[] = {h, da, b, db, db0, hb, a, dh};
+    for (float *p : host) free(p);
+}
+
+// sz: N, C, p (percent), bias. The stream res = x + dropout(y + bias)
+// computed in place over y, then LayerNorm(res), against chapter 4's
+// residual_forward and layernorm_forward of the same sums and masks
+// (dropout's masks drawn on the host from the same counters); and
+// sublayer_bias_add_cuda, the same sum without the LayerNorm. A mask
+// written with p = 0 shows against its sentinel.
+static void check_residual_layernorm(KReport *rep, const int sz[4],
+                                     uint64_t seed) {
+    int N = sz[0], C = sz[1];
+    float p = (float)sz[2] / 100.0f;
+    bool bias = sz[3] != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "N=%d C=%d p=%.2f%s", N, C, (double)p,
+             bias ? " bias" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t n = (size_t)N * C;
+    float *x = host_randn(&rng, n, 1.0f), *y = host_randn(&rng, n, 3.0f);
+    for (size_t i = 0; i < n; i++) x[i] += 1.5f;   // a mean to take out
+    float *b = host_randn(&rng, (size_t)C, 1.0f);
+    float *w = host_randn(&rng, (size_t)C, 1.0f);
+    float *lb = host_randn(&rng, (size_t)C, 1.0f);
+    float *mask = expected_mask(p, seed, DROPOUT_OFFSET, n);
+    float *sentinel = (float *)xmalloc(n * sizeof *sentinel);
+    for (size_t i = 0; i < n; i++) sentinel[i] = 7.0f;
+    float *dropped = (float *)xmalloc(n * sizeof *dropped);
+    float *res = (float *)xmalloc(n * sizeof *res);
+    float *norm = (float *)xmalloc(n * sizeof *norm);
+    float *mean = (float *)xmalloc((size_t)N * sizeof *mean);
+    float *rstd = (float *)xmalloc((size_t)N * sizeof *rstd);
+    for (size_t i = 0; i < n; i++)
+        dropped[i] = (y[i] + (bias ? b[i % C] : 0.0f)) * mask[i];
+    residual_forward(res, x, dropped, n);
+    layernorm_forward(norm, mean, rstd, res, w, bias ? lb : NULL, 1, N, C);
+    float *d_x = to_device(x, n), *d_b = to_device(b, (size_t)C);
+    float *d_w = to_device(w, (size_t)C), *d_lb = to_device(lb, (size_t)C);
+    float *d_res = to_device_guarded(y, n), *d_out = to_device_guarded(y, n);
+    float *d_norm = nan_guarded(n), *d_mean = nan_guarded((size_t)N);
+    float *d_rstd = nan_guarded((size_t)N);
+    float *d_mask = to_device_guarded(sentinel, n);
+    float *d_mask2 = to_device_guarded(sentinel, n);
+    uint16_t *d_norm16;
+    CUDA_CHECK(cudaMalloc((void **)&d_norm16, (n + 1) * sizeof *d_norm16));
+    residual_layernorm_forward_cuda(d_res, d_norm, d_norm16, d_mean, d_rstd,
+                                    d_mask, d_x, d_res, bias ? d_b : NULL, p,
+                                    seed, DROPOUT_OFFSET, d_w,
+                                    bias ? d_lb : NULL, N, C);
+    sublayer_bias_add_cuda(d_out, d_mask2, d_x, bias ? d_b : NULL, p, seed,
+                           DROPOUT_OFFSET, N, C);
+    compare(rep, "residual_layernorm_forward_cuda: res", sizes, d_res, res,
+            n, FP32_TOL);
+    compare(rep, "residual_layernorm_forward_cuda: norm", sizes, d_norm,
+            norm, n, FP32_TOL);
+    compare(rep, "residual_layernorm_forward_cuda: mean", sizes, d_mean,
+            mean, (size_t)N, FP32_TOL);
+    compare(rep, "residual_layernorm_forward_cuda: rstd", sizes, d_rstd,
+            rstd, (size_t)N, FP32_TOL);
+    compare(rep, p > 0 ? "residual_layernorm_forward_cuda: mask"
+                       : "residual_layernorm_forward_cuda: no mask",
+            sizes, d_mask, p > 0 ? mask : sentinel, n, 0.0);
+    report_value(rep, "residual_layernorm_forward_cuda: norm16", sizes,
+                 (double)copy_mismatches(d_norm16, d_norm, n), 0);
+    compare(rep, "sublayer_bias_add_cuda: out", sizes, d_out, res, n,
+            FP32_TOL);
+    compare(rep, p > 0 ? "sublayer_bias_add_cuda: mask"
+                       : "sublayer_bias_add_cuda: no mask",
+            sizes, d_mask2, p > 0 ? mask : sentinel, n, 0.0);
+    report_value(rep, "residual_layernorm, bias_add: past the end", sizes,
+                 guard_damage(d_res, n) + guard_damage(d_out, n)
+                     + guard_damage(d_norm, n) + guard_damage(d_mean, N)
+                     + guard_damage(d_rstd, N) + guard_damage(d_mask, n)
+                     + guard_damage(d_mask2, n), 0);
+    float *dev[] = {d_x, d_b, d_w, d_lb, d_res, d_out, d_norm, d_mean,
+                    d_rstd, d_mask, d_mask2};
+    for (float *q : dev) cuda_free(q);
+    cuda_free(d_norm16);
+    float *host[] = {x, y, b, w, lb, mask, sentinel, dropped, res, norm,
+                     mean, rstd};
+    for (float *q : host) free(q);
+}
+
+// sz: B, T, C, bias. dinp = skip + LayerNorm's gradient, into a dinp of
+// NaN, against chapter 4's layernorm_backward adding into a copy of
+// skip; then with skip = dinp (adds, in place); dweight and dbias add up.
+static void check_layernorm_skip(KReport *rep, const int sz[4],
+                                 uint64_t seed) {
+    int B = sz[0], T = sz[1], C = sz[2];
+    bool bias = sz[3] != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d C=%d%s", B, T, C,
+             bias ? " bias" : "");
+    Rng rng;
+    rng_seed(&rng, seed);
+    size_t N = (size_t)B * T, n = N * C;
+    float *x = host_randn(&rng, n, 3.0f);
+    for (size_t i = 0; i < n; i++) x[i] += 1.5f;
+    float *w = host_randn(&rng, (size_t)C, 1.0f);
+    float *dy = host_randn(&rng, n, 1.0f), *skip = host_randn(&rng, n, 1.0f);
+    float *dw = host_randn(&rng, (size_t)C, 1.0f);
+    float *db = host_randn(&rng, (size_t)C, 1.0f);
+    float *y = (float *)xmalloc(n * sizeof *y);
+    float *mean = (float *)xmalloc(N * sizeof *mean);
+    float *rstd = (float *)xmalloc(N * sizeof *rstd);
+    layernorm_forward(y, mean, rstd, x, w, NULL, B, T, C);
+    float *d_x = to_device(x, n), *d_w = to_device(w, (size_t)C);
+    float *d_dy = to_device(dy, n), *d_skip = to_device(skip, n);
+    float *d_mean = to_device(mean, N), *d_rstd = to_device(rstd, N);
+    float *d_dw = to_device_guarded(dw, (size_t)C);
+    float *d_db = to_device_guarded(db, (size_t)C);
+    float *d_dx = nan_guarded(n), *d_dx2 = to_device_guarded(skip, n);
+    float *dx = host_copy(skip, n);
+    layernorm_backward(dx, dw, bias ? db : NULL, dy, x, w, mean, rstd, B, T,
+                       C);
+    layernorm_backward_skip_cuda(d_dx, d_skip, d_dw, bias ? d_db : NULL,
+                                 d_dy, d_x, d_w, d_mean, d_rstd, B, T, C);
+    compare(rep, "layernorm_backward_skip_cuda: dinp", sizes, d_dx, dx, n,
+            FP32_TOL);
+    compare(rep, "layernorm_backward_skip_cuda: dweight", sizes, d_dw, dw,
+            (size_t)C, FP32_TOL);
+    if (bias)
+        compare(rep, "layernorm_backward_skip_cuda: dbias", sizes, d_db, db,
+                (size_t)C, FP32_TOL);
+    layernorm_backward_skip_cuda(d_dx2, d_dx2, d_dw, NULL, d_dy, d_x, d_w,
+                                 d_mean, d_rstd, B, T, C);
+    compare(rep, "layernorm_backward_skip_cuda: in place", sizes, d_dx2,
+            dx, n, FP32_TOL);
+    report_value(rep, "layernorm_backward_skip_cuda: past the end", sizes,
+                 guard_damage(d_dx, n) + guard_damage(d_dx2, n)
+                     + guard_damage(d_dw, C) + guard_damage(d_db, C), 0);
+    float *dev[] = {d_x, d_w, d_dy, d_skip, d_mean, d_rstd, d_dw, d_db,
+                    d_dx, d_dx2};
+    for (float *q : dev) cuda_free(q);
+    float *host[] = {x, w, dy, skip, dw, db, y, mean, rstd, dx};
+    for (float *q : host) free(q);
+}
+
+// sz: B, T, bias, flash | 2 no dropout. A training step with dropout
+// (p = 0.2, which check_gpt_step, against the CPU, cannot use: the GPU's
+// masks are not the CPU's), run in the fused forms and in the plain ones
+// from the same weights, batch and seed: the same masks, so the same
+// loss, logits and gradients to rounding. A fused kernel that drew from
+// the wrong counters, or left a mask out going forward or back, differs
+// by far more. Without dropout, also the count of what each pass
+// launched (cuda_writes: every kernel, memset and upload; the cuBLAS
+// products are the same calls in both): the fused forms must save
+// exactly what the chapter counts, 4 launches a layer forward and 3
+// backward.
+static void check_fused_vs_plain(KReport *rep, const int sz[4],
+                                 uint64_t seed) {
+    int B = sz[0], T = sz[1];
+    GptConfig cfg = gpt_config_default(65);
+    cfg.block_size = T + 1, cfg.n_layer = 2, cfg.n_head = 4;
+    cfg.n_embd = 48, cfg.n_ffn = 4 * 48;
+    cfg.dropout = (sz[3] & 2) ? 0.0f : 0.2f;
+    cfg.bias = sz[2] != 0;
+    bool flash = (sz[3] & 1) != 0;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d p=%.1f%s%s, fused vs plain", B,
+             T, (double)cfg.dropout, cfg.bias ? " bias" : "",
+             flash ? " flash" : "");
+    Error err;
+    Gpt m;
+    if (gpt_create(&m, &cfg, &err) != 0) die("check_fused_vs_plain: %s",
+                                             err.msg);
+    Rng rng;
+    rng_seed(&rng, seed);
+    gpt_init(&m, &rng);
+    for (int i = 0; i < m.n_tensors; i++)   // biases away from 0
+        if (m.tensors[i].ndim == 1)
+            rng_normal_fill(&rng, m.params + m.tensors[i].offset,
+                            (size_t)m.tensors[i].shape[0], 0.5f, 0.3f);
+    size_t bt = (size_t)B * T;
+    int *idx = (int *)xmalloc(bt * sizeof *idx);
+    int *tgt = (int *)xmalloc(bt * sizeof *tgt);
+    for (size_t i = 0; i < bt; i++) {
+        idx[i] = (int)rng_below(&rng, 65);
+        tgt[i] = (int)rng_below(&rng, 65);
+    }
+    bool was = block_fused();
+    float loss[2], *logits[2], *grads[2];
+    long launched[2][2];   // [fused, plain][forward, backward]
+    // k = 0 fused, 1 plain, after a step (k = -1, fused) that only warms
+    // up: a first step's lazy set-up (a workspace, a buffer grown) must not
+    // count as one form's launches
+    for (int k = -1; k < 2; k++) {
+        GptCuda d;
+        GptCudaActs da;
+        if (gpt_cuda_create(&d, &m, &err) != 0
+            || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, true, &err) != 0)
+            die("check_fused_vs_plain: %s", err.msg);
+        block_set_fused(k <= 0);
+        Rng r;
+        rng_seed(&r, seed + 1);   // the same dropout seed both times
+        unsigned long w0 = cuda_writes();
+        if (gpt_forward_cuda(&d, &da, idx, tgt, B, T, true, &r, &loss[k],
+                             &err) != 0)
+            die("check_fused_vs_plain: %s", err.msg);
+        unsigned long w1 = cuda_writes();
+        gpt_backward_cuda(&d, &da);
+        if (k < 0) {
+            gpt_cuda_acts_free(&da);
+            gpt_cuda_free(&d);
+            continue;
+        }
+        launched[k][0] = (long)(w1 - w0);
+        launched[k][1] = (long)(cuda_writes() - w1);
+        logits[k] = (float *)xmalloc(bt * 65 * sizeof(float));
+        cuda_download(logits[k], da.logits, bt * 65);   // (now dlogits)
+        grads[k] = (float *)xmalloc(m.num_params * sizeof(float));
+        cuda_download(grads[k], d.grads, m.num_params);
+        gpt_cuda_acts_free(&da);
+        gpt_cuda_free(&d);
+    }
+    block_set_fused(was);
+    report_value(rep, "fused vs plain: loss", sizes,
+                 fabs((double)loss[0] - loss[1]) / fabs(loss[1]), FP32_TOL);
+    compare_host(rep, "fused vs plain: dlogits", sizes, logits[0],
+                 logits[1], bt * 65, FP32_TOL);
+    compare_host(rep, "fused vs plain: every grad", sizes, grads[0],
+                 grads[1], m.num_params, 1e-4);
+    if (cfg.dropout == 0) {
+        int L = cfg.n_layer;
+        report_value(rep, "forward: launches saved - 4 per layer", sizes,
+                     (double)(launched[1][0] - launched[0][0] - 4 * L), 0);
+        report_value(rep, "backward: launches saved - 3 per layer", sizes,
+                     (double)(launched[1][1] - launched[0][1] - 3 * L), 0);
+    }
+    for (int k = 0; k < 2; k++) free(logits[k]), free(grads[k]);
+    free(idx), free(tgt);
+    gpt_free(&m);
+}
+
+// sz: B, T, bf16, flash. A training step recorded as a graph
+// (runtime.cuh) against the same step launched directly: recording runs
+// nothing (the gradients, NaN before it, are NaN after), a replay gives
+// the direct step's loss, norm and gradients bit for bit, and after
+// another batch is copied up, a replay of the same graph gives the
+// direct step on that batch, bit for bit: the graph reads the batch
+// where the recording found it, not what it was then. Under the
+// emulation, a copy to or from the host or a release inside the step
+// stops the recording with an error, as on the GPU.
+static void check_gpt_graph(KReport *rep, const int sz[4], uint64_t seed) {
+    int B = sz[0], T = sz[1];
+    bool bf16 = sz[2] != 0, flash = sz[3] != 0;
+    GptConfig cfg = gpt_config_default(65);
+    cfg.block_size = T, cfg.n_layer = 2, cfg.n_head = 4;
+    cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.0f;
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s, graph", B, T,
+             bf16 ? " bf16" : "", flash ? " flash" : "");
+    Error err;
+    Gpt m;
+    if (gpt_create(&m, &cfg, &err) != 0) die("check_gpt_graph: %s", err.msg);
+    Rng rng;
+    rng_seed(&rng, seed);
+    gpt_init(&m, &rng);
+    size_t bt = (size_t)B * T, np = m.num_params;
+    int *idx = (int *)xmalloc(2 * bt * sizeof *idx);
+    int *tgt = (int *)xmalloc(2 * bt * sizeof *tgt);
+    for (size_t i = 0; i < 2 * bt; i++) {   // targets -1 at the same
+        idx[i] = (int)rng_below(&rng, 65);   // places: the same count,
+        tgt[i] = i % bt % 5 == 1 ? -1 : (int)rng_below(&rng, 65);   // (the
+    }                                        // backward pass's scale)
+    bool was = gemm_bf16();
+    gemm_set_bf16(bf16);
+    GptCuda d;
+    GptCudaActs da;
+    if (gpt_cuda_create(&d, &m, &err) != 0
+        || gpt_cuda_acts_alloc(&da, &cfg, B, T, flash, false, &err) != 0)
+        die("check_gpt_graph: %s", err.msg);
+    const float max_norm = 0.05f;   // small: the step clips
+    float *want[2], loss[2], got_loss[2];
+    double norm[2], got_norm[2];
+    for (int k = 0; k < 2; k++) {   // the direct steps on both batches
+        if (gpt_step_prepare_cuda(&d, &da, idx + k * bt, tgt + k * bt, B, T,
+                                  true, NULL, &err) != 0)
+            die("check_gpt_graph: %s", err.msg);
+        gpt_step_launches_cuda(&d, &da, max_norm);
+        loss[k] = crossentropy_forward_read_cuda((int)bt, NULL);
+        norm[k] = grad_norm_read_cuda();
+        want[k] = (float *)xmalloc(np * sizeof(float));
+        cuda_download(want[k], d.grads, np);
+    }
+    gemm_bf16_reserve();
+    float *nan = (float *)xmalloc(np * sizeof *nan), *got;
+    for (size_t i = 0; i < np; i++) nan[i] = NAN;
+    got = (float *)xmalloc(np * sizeof *got);
+    if (gpt_step_prepare_cuda(&d, &da, idx, tgt, B, T, true, NULL, &err))
+        die("check_gpt_graph: %s", err.msg);
+    cuda_upload(d.grads, nan, np);
+    unsigned long frees = cuda_frees();
+    cuda_capture_begin();
+    gpt_step_launches_cuda(&d, &da, max_norm);
+    CudaGraph *g = cuda_capture_end();
+    cuda_download(got, d.grads, np);
+    size_t ran = 0;
+    for (size_t i = 0; i < np; i++) ran += !isnan(got[i]);
+    report_value(rep, "recording: gradients written", sizes, (double)ran, 0);
+    report_value(rep, "recording: buffers released", sizes,
+                 (double)(cuda_frees() - frees), 0);
+    for (int k = 0; k < 2; k++) {
+        if (k == 1 && gpt_step_prepare_cuda(&d, &da, idx + bt, tgt + bt, B,
+                                            T, true, NULL, &err) != 0)
+            die("check_gpt_graph: %s", err.msg);
+        cuda_graph_launch(g);
+        got_loss[k] = crossentropy_forward_read_cuda((int)bt, NULL);
+        got_norm[k] = grad_norm_read_cuda();
+        cuda_download(got, d.grads, np);
+        size_t differ = 0;
+        for (size_t i = 0; i < np; i++)
+            differ += memcmp(&got[i], &want[k][i], sizeof *got) != 0;
+        report_value(rep, k ? "replay, batch 2: grads not the same bits"
+                            : "replay: grads not the same bits",
+                     sizes, (double)differ, 0);
+    }
+    report_value(rep, "replays: loss and norm not the same bits", sizes,
+                 (got_loss[0] != loss[0]) + (got_loss[1] != loss[1])
+                     + (got_norm[0] != norm[0]) + (got_norm[1] != norm[1]),
+                 0);
+    report_value(rep, "the batches' losses the same (must differ)", sizes,
+                 loss[0] == loss[1], 0);
+    cuda_graph_free(g);
+    gemm_set_bf16(was);
+    free(want[0]), free(want[1]), free(nan), free(got), free(idx), free(tgt);
+    gpt_cuda_acts_free(&da);
+    gpt_cuda_free(&d);
+    gpt_free(&m);
+}
+
+// check_gpt_step with the plain forms: the readable ones stay checked
+// against the CPU too.
+static void check_gpt_step_plain(KReport *rep, const int sz[4],
+                                 uint64_t seed) {
+    bool was = block_fused();
+    block_set_fused(false);
+    check_gpt_step(rep, sz, seed);
+    block_set_fused(was);
+}
+
 // ---- gpt_cuda.cu -------------------------------------------------------------
 
 // sz: B, T, bias (0/1), flash (0/1). One training step's forward and
@@ -2156,6 +2591,30 @@ const KCheck KCHECKS[] = {
      "n, clip (0 off, 1 on, 2 unneeded)", false},
     {"optim", check_norm, {777, 2, 0, 0},
      "n, clip (0 off, 1 on, 2 unneeded)", false},
+
+    // the fused forms
+    {"fused", check_bias_gelu, {37, 45, 0, 1}, "N, F, kind, bias", false},
+    {"fused", check_bias_gelu, {301, 45, 1, 1}, "N, F, kind, bias", false},
+    {"fused", check_bias_gelu, {5, 3, 0, 0}, "N, F, kind, bias", false},
+    {"fused", check_residual_layernorm, {37, 45, 0, 1},
+     "N, C, p (percent), bias", false},
+    {"fused", check_residual_layernorm, {29, 97, 30, 1},
+     "N, C, p (percent), bias", false},
+    {"fused", check_residual_layernorm, {131, 70, 10, 0},
+     "N, C, p (percent), bias", false},
+    {"fused", check_layernorm_skip, {3, 17, 45, 1}, "B, T, C, bias", false},
+    {"fused", check_layernorm_skip, {2, 9, 97, 0}, "B, T, C, bias", false},
+    {"fused", check_fused_vs_plain, {2, 19, 1, 0},
+     "B, T, bias, flash | 2 no dropout", true},
+    {"fused", check_fused_vs_plain, {3, 13, 0, 1},
+     "B, T, bias, flash | 2 no dropout", true},
+    {"fused", check_fused_vs_plain, {2, 11, 1, 2},
+     "B, T, bias, flash | 2 no dropout", true},
+    {"fused", check_gpt_graph, {2, 13, 0, 0}, "B, T, bf16, flash", true},
+    {"fused", check_gpt_graph, {3, 9, 1, 0}, "B, T, bf16, flash", true},
+    {"fused", check_gpt_graph, {2, 11, 0, 1}, "B, T, bf16, flash", true},
+    {"fused", check_gpt_step_plain, {2, 19, 0, 0}, GPT_DIMS, true},
+    {"fused", check_gpt_step_plain, {3, 33, 1, 2}, GPT_DIMS, true},
 
     // the whole model
     {"gpt", check_gpt_step, {2, 19, 0, 0}, GPT_DIMS, false},

@@ -80,9 +80,11 @@ __global__ void layernorm_forward_kernel(float *out, bf16 *out16,
 
 // dinp of row r, one warp per row as the forward pass. With g = weight *
 // dout and xhat = (x - mean) * rstd,
-//   dinp += rstd * (g - mean(g) - xhat * mean(g * xhat)),
-// the two means being the row's two warp sums.
-__global__ void layernorm_backward_kernel(float *dinp, bool accumulate,
+//   dinp = skip + rstd * (g - mean(g) - xhat * mean(g * xhat)),
+// the two means being the row's two warp sums. skip is dinp itself to
+// add into it, NULL to set it, or another array: the gradient that
+// reaches the input by a residual's skip (block.cu's fused form).
+__global__ void layernorm_backward_kernel(float *dinp, const float *skip,
                                           const float *dout,
                                           const float *inp,
                                           const float *weight,
@@ -104,7 +106,7 @@ __global__ void layernorm_backward_kernel(float *dinp, bool accumulate,
     for (int i = lane; i < C; i += 32) {
         float xhat = (x[i] - m) * s;
         float g = s * (weight[i] * dy[i] - a - xhat * b);
-        dx[i] = accumulate ? dx[i] + g : g;
+        dx[i] = skip ? skip[(size_t)r * C + i] + g : g;
     }
 }
 
@@ -168,8 +170,8 @@ void layernorm_forward_copy_cuda(float *out, uint16_t *out16, float *mean,
            bias, N, C);
 }
 
-// Both backward forms: dinp += (accumulate) or = its gradient.
-static void layernorm_backward_any(float *dinp, bool accumulate,
+// Every backward form: dinp = skip + its gradient (skip NULL: set).
+static void layernorm_backward_any(float *dinp, const float *skip,
                                    float *dweight, float *dbias,
                                    const float *dout, const float *inp,
                                    const float *weight, const float *mean,
@@ -177,7 +179,7 @@ static void layernorm_backward_any(float *dinp, bool accumulate,
     int N = B * T;
     if (N <= 0 || C <= 0) return;
     LAUNCH(layernorm_backward_kernel, ceil_div((size_t)N, LN_WARPS),
-           LN_WARPS * 32, 0, dinp, accumulate, dout, inp, weight, mean,
+           LN_WARPS * 32, 0, dinp, skip, dout, inp, weight, mean,
            rstd, N, C);
     // The chunks, the scratch and the final sums are linear.cu's, which
     // sums a bias's gradient down its columns the same way.
@@ -196,7 +198,7 @@ void layernorm_backward_cuda(float *dinp, float *dweight, float *dbias,
                              const float *dout, const float *inp,
                              const float *weight, const float *mean,
                              const float *rstd, int B, int T, int C) {
-    layernorm_backward_any(dinp, true, dweight, dbias, dout, inp, weight,
+    layernorm_backward_any(dinp, dinp, dweight, dbias, dout, inp, weight,
                            mean, rstd, B, T, C);
 }
 
@@ -204,6 +206,15 @@ void layernorm_backward_set_cuda(float *dinp, float *dweight, float *dbias,
                                  const float *dout, const float *inp,
                                  const float *weight, const float *mean,
                                  const float *rstd, int B, int T, int C) {
-    layernorm_backward_any(dinp, false, dweight, dbias, dout, inp, weight,
+    layernorm_backward_any(dinp, NULL, dweight, dbias, dout, inp, weight,
+                           mean, rstd, B, T, C);
+}
+
+void layernorm_backward_skip_cuda(float *dinp, const float *skip,
+                                  float *dweight, float *dbias,
+                                  const float *dout, const float *inp,
+                                  const float *weight, const float *mean,
+                                  const float *rstd, int B, int T, int C) {
+    layernorm_backward_any(dinp, skip, dweight, dbias, dout, inp, weight,
                            mean, rstd, B, T, C);
 }

@@ -47,6 +47,17 @@ void layernorm_backward_set_cuda(float *dinp, float *dweight, float *dbias,
                                  const float *weight, const float *mean,
                                  const float *rstd, int B, int T, int C);
 
+// The form for a LayerNorm at the start of a residual branch, whose
+// input gets the skip's gradient too: dinp = skip + its gradient (set,
+// not added to; skip (B, T, C) may be dinp, which then adds). The block's
+// fused backward pass (block.cu): no pass of its own copies the skip's
+// gradient into dinp first.
+void layernorm_backward_skip_cuda(float *dinp, const float *skip,
+                                  float *dweight, float *dbias,
+                                  const float *dout, const float *inp,
+                                  const float *weight, const float *mean,
+                                  const float *rstd, int B, int T, int C);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "flags.h"
+#include "block.cuh"
 #include "flash.cuh"
 #include "gemm.cuh"
 #include "generate.cuh"
@@ -40,7 +41,7 @@ static int self_check(bool emulated) {
 }
 
 typedef struct {
-    bool check, emulate, tf32, bf16, flash;
+    bool check, emulate, tf32, bf16, flash, unfused, graph;
     bool bare;            // ./ch8 with no argument at all
     int causal_block;
     GptTrainCuda gt;
@@ -98,6 +99,7 @@ static int before(void *ctx) {
     }
     cuda_set_tf32(g->tf32);
     gemm_set_bf16(g->bf16);
+    block_set_fused(!g->unfused);
     mha_set_causal_block(g->causal_block);
     return -1;   // train
 }
@@ -112,6 +114,10 @@ static int attach(void *ctx, GptTrain *host, TrainModel *tm, Error *err) {
                          "32, 48 and 64; this model's is %d", HS);
     if (gpt_train_cuda_init(&g->gt, host, g->flash, err) != 0)
         return -1;
+    if (gpt_train_cuda_set_graph(&g->gt, g->graph, err) != 0) {
+        gpt_train_cuda_free(&g->gt);
+        return -1;
+    }
     g->attached = true;
     *tm = gpt_train_cuda_model(&g->gt);
     return 0;
@@ -147,9 +153,11 @@ static void describe(void *ctx, char *buf, size_t size) {
                  g->causal_block);
     else
         snprintf(att, sizeof att, "with (T, T) weights, whole");
-    snprintf(buf, size, "GPU: %s; fp32%s; attention %s; %.0f MiB of GPU "
-             "memory in use", dev, g->tf32 ? " (TF32 products)"
-             : g->bf16 ? " (bf16 products)" : "", att,
+    snprintf(buf, size, "GPU: %s; fp32%s; attention %s; %s kernels%s; "
+             "%.0f MiB of GPU memory in use", dev, g->tf32
+             ? " (TF32 products)" : g->bf16 ? " (bf16 products)" : "", att,
+             g->unfused ? "unfused" : "fused",
+             g->graph ? ", a CUDA graph a step" : "",
              cuda_memory_used() / 1048576.0);
 }
 
@@ -175,6 +183,13 @@ int main(int argc, char **argv) {
          "stored, far less memory but slower today, as chapter 8 "
          "explains; with --bf16, on the tensor cores (flash_tc.cu, head "
          "sizes 16, 32, 48, 64)"},
+        {"unfused", FLAG_BOOL, &gpu.unfused,
+         "the block's plain kernels, one per CPU function, instead of "
+         "the fused ones (fewer passes over memory, as chapter 8 "
+         "explains): the same step, to compare"},
+        {"graph", FLAG_BOOL, &gpu.graph,
+         "record a training step's launches once as a CUDA graph and "
+         "replay it each step (needs --dropout 0)"},
         {"causal-block", FLAG_INT, &gpu.causal_block,
          "query rows per block of the (T, T) attention's products: the "
          "part of the T x T square past the blocks is never computed "

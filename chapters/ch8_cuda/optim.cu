@@ -184,6 +184,47 @@ double grad_norm_cuda(const float *g, size_t n) {
     return sqrt(sum);
 }
 
+// g[i] *= coef when coef = max_norm / (norm + 1e-6) is below 1, norm
+// being the square root of *total: clip_grad_norm_cuda's rule, decided
+// on the device. Every thread computes coef itself, in double as the
+// host does: the same bits.
+__global__ void clip_scale_kernel(float *g, size_t n, const double *total,
+                                  float max_norm) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    double coef = max_norm / (sqrt(*total) + 1e-6);
+    if (i < n && coef < 1) g[i] *= (float)coef;
+}
+
+// The two passes of grad_norm_cuda, the square of the norm left in
+// norm_scratch[NORM_MAX_BLOCKS].
+static void sumsq_launch(const float *g, size_t n) {
+    if (!norm_scratch)
+        CUDA_CHECK(cudaMalloc((void **)&norm_scratch,
+                              (NORM_MAX_BLOCKS + 1) * sizeof(double)));
+    unsigned blocks = ceil_div(n, NORM_THREADS * NORM_PER_THREAD);
+    if (blocks > NORM_MAX_BLOCKS) blocks = NORM_MAX_BLOCKS;
+    LAUNCH(sumsq_partial_kernel, blocks, NORM_THREADS, 0, norm_scratch, g,
+           n);
+    LAUNCH(sum_partials_kernel, 1, NORM_THREADS, 0,
+           norm_scratch + NORM_MAX_BLOCKS, norm_scratch, (int)blocks);
+}
+
+void clip_grad_norm_launch_cuda(float *g, size_t n, float max_norm) {
+    if (n == 0) return;
+    sumsq_launch(g, n);
+    if (max_norm > 0)
+        LAUNCH(clip_scale_kernel, ceil_div(n, SCALE_THREADS), SCALE_THREADS,
+               0, g, n, norm_scratch + NORM_MAX_BLOCKS, max_norm);
+}
+
+double grad_norm_read_cuda(void) {
+    if (!norm_scratch) return 0.0;
+    double sum;
+    CUDA_CHECK(cudaMemcpy(&sum, norm_scratch + NORM_MAX_BLOCKS, sizeof sum,
+                          cudaMemcpyDeviceToHost));
+    return sqrt(sum);
+}
+
 double clip_grad_norm_cuda(float *g, size_t n, float max_norm) {
     double norm = grad_norm_cuda(g, n);
     if (max_norm <= 0) return norm;

@@ -38,6 +38,14 @@ void adamw_update_many_cuda(float *p, const float *g, float *m, float *v,
 double grad_norm_cuda(const float *g, size_t n);
 double clip_grad_norm_cuda(float *g, size_t n, float max_norm);
 
+// clip_grad_norm_cuda in two halves, for a graph (runtime.cuh), which
+// can hold no copy back to the host: the launches, which leave the
+// norm's square on the device and decide there whether to scale g (the
+// same rule, the same bits); and the read of the norm they left, after
+// them (for n = 0, nothing and 0).
+void clip_grad_norm_launch_cuda(float *g, size_t n, float max_norm);
+double grad_norm_read_cuda(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,32 @@ void sublayer_add_backward_set_cuda(float *dx, bool add_dx, float *dy,
                                     const float *dout, const float *mask,
                                     size_t n);
 
+// The fused forms (residual.cu says why). sublayer_bias_add_cuda is
+// sublayer_add_cuda with f's bias added first: out = x + dropout(out +
+// bias), out and x (N, C), bias (C,) or NULL. residual_layernorm_forward_
+// cuda adds the stream and normalises it in one pass: res = x +
+// dropout(y + bias) (res may be y), then norm = LayerNorm(res; ln_w,
+// ln_b) with mean and rstd written, as layernorm_forward_cuda, and
+// norm's bf16 copy into norm16 unless NULL. Dropout as in
+// sublayer_add_cuda (the same counters: the same masks).
+void sublayer_bias_add_cuda(float *out, float *mask, const float *x,
+                            const float *bias, float p, uint64_t seed,
+                            uint64_t offset, int N, int C);
+void residual_layernorm_forward_cuda(float *res,          // (N, C)
+                                     float *norm,         // (N, C)
+                                     uint16_t *norm16,    // (N, C) or NULL
+                                     float *mean,         // (N,)
+                                     float *rstd,         // (N,)
+                                     float *mask,         // (N, C) p > 0
+                                     const float *x,      // (N, C)
+                                     const float *y,      // (N, C)
+                                     const float *bias,   // (C,) or NULL
+                                     float p, uint64_t seed,
+                                     uint64_t offset,
+                                     const float *ln_w,   // (C,)
+                                     const float *ln_b,   // (C,) or NULL
+                                     int N, int C);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
 #include "cuda_rt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef __CUDACC__
 #include <dlfcn.h>   // dlopen: is the driver here at all?
@@ -18,8 +19,28 @@ void cuda_fail(const char *call, const char *msg, const char *file,
 
 static cublasHandle_t blas;
 
+static cudaStream_t stream;
+
+cudaStream_t cuda_stream(void) {
+    if (!stream) CUDA_CHECK(cudaStreamCreate(&stream));
+    return stream;
+}
+
+// cuBLAS's workspace, set by the program: a product that had to allocate
+// its own while a graph is captured would be refused. 32 MiB is what
+// cuBLAS takes on Hopper by default.
+#define BLAS_WORKSPACE_BYTES (32u << 20)
+
 cublasHandle_t cuda_blas(void) {
-    if (!blas) CUBLAS_CHECK(cublasCreate(&blas));
+    if (!blas) {
+        CUBLAS_CHECK(cublasCreate(&blas));
+        CUBLAS_CHECK(cublasSetStream(blas, cuda_stream()));
+#ifdef __CUDACC__
+        void *ws;
+        CUDA_CHECK(cudaMalloc(&ws, BLAS_WORKSPACE_BYTES));
+        CUBLAS_CHECK(cublasSetWorkspace(blas, ws, BLAS_WORKSPACE_BYTES));
+#endif
+    }
     return blas;
 }
 
@@ -99,14 +120,26 @@ int *cuda_alloc_ints(size_t n) {
     return p;
 }
 
+static unsigned long frees;
+static bool capturing;   // between cuda_capture_begin and _end
+
 void cuda_free(void *p) {
     writes++;
-    if (p) CUDA_CHECK(cudaFree(p));
+    if (p && capturing)   // a recorded launch may point into it
+        die("cuda_free during a graph's capture: grow the buffers "
+            "before it");
+    if (p) {
+        frees++;
+        CUDA_CHECK(cudaFree(p));
+    }
 }
+
+unsigned long cuda_frees(void) { return frees; }
 
 void cuda_zero(float *dev, size_t n) {
     writes++;
-    if (n) CUDA_CHECK(cudaMemset(dev, 0, n * sizeof(float)));
+    if (n) CUDA_CHECK(cudaMemsetAsync(dev, 0, n * sizeof(float),
+                                      cuda_stream()));
 }
 
 void cuda_upload(float *dev, const float *host, size_t n) {
@@ -127,3 +160,41 @@ void cuda_download(float *host, const float *dev, size_t n) {
 }
 
 void cuda_sync(void) { CUDA_CHECK(cudaDeviceSynchronize()); }
+
+// ---- graphs ----------------------------------------------------------------
+
+struct CudaGraph {
+    cudaGraphExec_t exec;
+};
+
+void cuda_capture_begin(void) {
+    cuda_blas();   // (its workspace, before the capture)
+    // Relaxed: the capture leaves alone what other code of the program
+    // may do meanwhile (there is none); what the stream is given is
+    // recorded all the same.
+    CUDA_CHECK(cudaStreamBeginCapture(cuda_stream(),
+                                      cudaStreamCaptureModeRelaxed));
+    capturing = true;
+}
+
+CudaGraph *cuda_capture_end(void) {
+    cudaGraph_t graph;
+    CUDA_CHECK(cudaStreamEndCapture(cuda_stream(), &graph));
+    capturing = false;
+    CudaGraph *g = (CudaGraph *)malloc(sizeof *g);
+    if (!g) die("out of memory");
+    CUDA_CHECK(cudaGraphInstantiate(&g->exec, graph, 0));
+    CUDA_CHECK(cudaGraphDestroy(graph));   // the instance is a copy
+    return g;
+}
+
+void cuda_graph_launch(CudaGraph *g) {
+    writes++;   // it changes device memory, as its launches would
+    CUDA_CHECK(cudaGraphLaunch(g->exec, cuda_stream()));
+}
+
+void cuda_graph_free(CudaGraph *g) {
+    if (!g) return;
+    CUDA_CHECK(cudaGraphExecDestroy(g->exec));
+    free(g);
+}

@@ -45,6 +45,23 @@ size_t cuda_memory_used(void);
 // TF32 tensor-core matrix products (off: exact fp32, the default).
 void cuda_set_tf32(bool on);
 
+// A recorded sequence of the program's launches, cuBLAS calls and
+// memsets (a CUDA graph), replayed with one call: the GPU then starts
+// each of them itself, without the host's launch costs between them.
+// cuda_capture_begin starts recording on the program's stream (nothing
+// runs until the graph is launched); between begin and end the code may
+// not copy to or from the host, release memory, or wait for the GPU.
+// A graph holds the arguments every launch had when it was recorded,
+// pointers included: it stays right only while those hold what they
+// held (cuda_frees says whether any memory was released since).
+typedef struct CudaGraph CudaGraph;
+void cuda_capture_begin(void);
+CudaGraph *cuda_capture_end(void);
+void cuda_graph_launch(CudaGraph *g);
+void cuda_graph_free(CudaGraph *g);
+// How many times device memory was released (cuda_free of a buffer).
+unsigned long cuda_frees(void);
+
 #ifdef __cplusplus
 }
 #endif

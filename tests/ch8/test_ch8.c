@@ -12,6 +12,7 @@
 #include "check_util.h"
 #include "dataset.h"
 #include "emu_schedule.h"
+#include "gemm.cuh"
 #include "generate.cuh"
 #include "gpt_train.cuh"
 #include "kcheck.cuh"
@@ -172,6 +173,89 @@ START_TEST(gpu_trainer_follows_the_cpu) {
 }
 END_TEST
 
+// --graph: the same trainer with each training step replayed from a CUDA
+// graph (recorded at step 2, replayed at steps 3 to 6, the evaluations
+// in between launch by launch) gives the very bits of the trainer
+// without one, losses, norms, weights and moments, in fp32 (_i = 0) and
+// in bf16 (_i = 1, where the products' bf16 copies must be found as the
+// recording found them). A model with dropout is refused.
+START_TEST(gpu_trainer_by_graph_as_without) {
+    char dir[] = "/tmp/ch8_test_XXXXXX", path[64];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/text.txt", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 40; i++)
+        fprintf(f, "now is the winter of our discontent %d;\n", i % 9);
+    fclose(f);
+    Corpus c;
+    Error err;
+    ck_assert_msg(corpus_load(&c, path, &err) == 0, "%s", err.msg);
+    unlink(path);
+    rmdir(dir);
+    TrainConfig tc = {.batch = 3, .steps = 6, .lr = 3e-3f, .min_lr = 3e-4f,
+                      .warmup = 1, .decay_steps = 6,
+                      .adamw = {0.9f, 0.99f, 1e-8f, 0.1f},
+                      .grad_clip = 0.5f, .eval_every = 0, .eval_iters = 1,
+                      .seed = 9};
+    bool was = gemm_bf16();
+    gemm_set_bf16(_i == 1);
+    GptTrain host[2];
+    GptTrainCuda gpu[2];
+    TrainModel tm[2];
+    Trainer t[2];
+    for (int k = 0; k < 2; k++) {   // k = 1 through the graph
+        tiny_gpt(&host[k], &c, tc.batch);
+        ck_assert_int_eq(gpt_train_cuda_init(&gpu[k], &host[k], false, &err),
+                         0);
+        ck_assert_int_eq(gpt_train_cuda_set_graph(&gpu[k], k == 1, &err), 0);
+        tm[k] = gpt_train_cuda_model(&gpu[k]);
+        ck_assert_int_eq(trainer_init(&t[k], &tm[k], &tc, &err), 0);
+        tm[k].load(tm[k].self, t[k].m, t[k].v);
+    }
+    for (int s = 0; s < tc.steps; s++) {
+        StepResult r[2];
+        double ev[2];
+        for (int k = 0; k < 2; k++) {
+            ck_assert_msg(train_step(&t[k], &c.train, &r[k], &err) == 0,
+                          "%s", err.msg);
+            ck_assert_msg(evaluate(&t[k], &c.val, 1, &ev[k], &err) == 0,
+                          "%s", err.msg);
+        }
+        ck_assert_msg(r[1].loss == r[0].loss && r[1].grad_norm ==
+                      r[0].grad_norm && ev[1] == ev[0], "step %d: loss "
+                      "%.9g, norm %.9g, val %.9g by the graph; %.9g, %.9g, "
+                      "%.9g without", s + 1, r[1].loss, r[1].grad_norm,
+                      ev[1], r[0].loss, r[0].grad_norm, ev[0]);
+    }
+    // recorded once (step 2), replayed since: evaluations in between
+    // neither release memory nor change what it recorded
+    ck_assert_int_eq(gpu[1].graph_records, 1);
+    for (int k = 0; k < 2; k++) tm[k].sync(tm[k].self, t[k].m, t[k].v);
+    size_t n = t[0].model.num_params;
+    ck_assert(memcmp(t[0].model.params, t[1].model.params, n * 4) == 0);
+    ck_assert(memcmp(t[0].m, t[1].m, n * 4) == 0);
+    ck_assert(memcmp(t[0].v, t[1].v, n * 4) == 0);
+    for (int k = 0; k < 2; k++) {
+        trainer_free(&t[k]);
+        gpt_train_cuda_free(&gpu[k]);
+        gpt_train_free(&host[k]);
+    }
+    gemm_set_bf16(was);
+    // dropout: refused, with the reason
+    GptTrain d;
+    tiny_gpt(&d, &c, tc.batch);
+    d.model.cfg.dropout = 0.1f;
+    GptTrainCuda dg;
+    ck_assert_int_eq(gpt_train_cuda_init(&dg, &d, false, &err), 0);
+    ck_assert_int_eq(gpt_train_cuda_set_graph(&dg, true, &err), -1);
+    ck_assert_msg(strstr(err.msg, "--dropout 0"), "%s", err.msg);
+    gpt_train_cuda_free(&dg);
+    gpt_train_free(&d);
+    corpus_free(&c);
+}
+END_TEST
+
 // ---- sampling on the GPU ----------------------------------------------------
 
 // A random GPT of odd sizes (37 ids, 3 heads of 7, a block of 16), its
@@ -308,6 +392,7 @@ Suite *ch8_suite(void) {
     TCase *tt = tcase_new("trainer", "ch8");
     tcase_set_timeout(tt, 120);
     tcase_add_test(tt, gpu_trainer_follows_the_cpu);
+    tcase_add_loop_test(tt, gpu_trainer_by_graph_as_without, 0, 2);
     suite_add_tcase(s, tt);
     TCase *tg = tcase_new("generate", "ch8");
     tcase_set_timeout(tg, 120);

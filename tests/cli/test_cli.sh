@@ -882,6 +882,8 @@ expect 2 "--until-perfect is a switch: write --until-perfect=0" ch7 \
 if [ -x "$BIN/ch8" ]; then
     expect 0 "(default: " ch8 --help
     grep -qF -- "--flash" "$TMP/out" || fail "ch8 --help lacks --flash"
+    grep -qF -- "--unfused" "$TMP/out" || fail "ch8 --help lacks --unfused"
+    grep -qF -- "--graph" "$TMP/out" || fail "ch8 --help lacks --graph"
     grep -qF -- "--preset" "$TMP/out" || fail "ch8 --help lacks ch6's flags"
     expect 2 "unknown flag '--bogus'" ch8 --bogus
     expect 2 "--batch must be in [" ch8 --batch 0

@@ -171,6 +171,27 @@ def main():
         if not a.quick:
             impls.append(("torch.compile tf32", torch + ["--compile",
                                                          "--tf32"] + f))
+        # The block's plain kernels against the fused ones (the default),
+        # and a step as one CUDA graph (--graph, which needs dropout 0:
+        # compared with ./ch8 and PyTorch without dropout too). Run when
+        # not --quick, or when --only names them.
+        sc = ["--sample-chars", "0"]
+        d0 = ["--dropout", "0"]
+        extra = [("ch8 --unfused", ["./ch8", "--unfused"] + f + sc),
+                 ("ch8 --bf16 --unfused",
+                  ["./ch8", "--bf16", "--unfused"] + f + sc),
+                 ("ch8 --dropout 0", ["./ch8"] + f + d0 + sc),
+                 ("ch8 --dropout 0 --graph",
+                  ["./ch8", "--graph"] + f + d0 + sc),
+                 ("ch8 --bf16 --dropout 0", ["./ch8", "--bf16"] + f + d0
+                  + sc),
+                 ("ch8 --bf16 --dropout 0 --graph",
+                  ["./ch8", "--bf16", "--graph"] + f + d0 + sc),
+                 ("torch eager --dropout 0", torch + f + d0),
+                 ("torch eager bf16 --dropout 0", torch + ["--bf16"] + f
+                  + d0)]
+        if not a.quick or a.only:
+            impls += extra
         if a.only:
             impls = [i for i in impls if i[0] in a.only.split(",")]
         res = {}
