@@ -15,6 +15,12 @@
 #  4. bench_gpu.py at nanoGPT's shape: ./ch8 in fp32 and bf16 (with the
 #     causal blocks, without, and fused on the tensor cores: --bf16
 #     --flash), against PyTorch eager in both;
+#  4b. the fused block against the plain one (--unfused), fp32 and bf16;
+#     then, without dropout (which --graph needs), a step as one CUDA
+#     graph against the same step launched kernel by kernel, and PyTorch
+#     eager without dropout, the yardstick of those rows;
+#  4c. the graph's losses and norms against the direct step's, 30 steps at
+#     nanoGPT's shape without dropout: they must be the same bits;
 #  5. the same at the GPT-2 shape (block 1,024), in bf16, (T, T) and
 #     fused;
 #  6. the attention kernel benchmark (attention_blocks.cu), v1 to v4, at
@@ -89,6 +95,17 @@ step kernels 60 make -j"$(nproc)" NO_BLAS=1 CUDA_ARCH="$cc" \
 B=tests/bench/cuda/bench_gpu.py
 step bench-nanogpt 150 python3 "$B" --steps 40 --quick --models nanogpt \
     --only "ch8,ch8 --bf16,ch8 --bf16 --causal-block 0,ch8 --bf16 --flash,torch eager,torch eager bf16"
+step bench-fused 120 python3 "$B" --steps 40 --quick --models nanogpt \
+    --only "ch8,ch8 --unfused,ch8 --bf16,ch8 --bf16 --unfused"
+step bench-graph 120 python3 "$B" --steps 40 --quick --models nanogpt \
+    --only "ch8 --bf16 --dropout 0,ch8 --bf16 --dropout 0 --graph,torch eager bf16 --dropout 0"
+N6="--layers 6 --heads 6 --embd 384 --block 256 --batch 64 --dropout 0"
+N6="$N6 --steps 30 --eval-every 0 --sample-chars 0"
+step graph-losses 90 bash -c "./ch8 $N6 --log $D/direct.csv >/dev/null \
+    && ./ch8 $N6 --graph --log $D/graph.csv >/dev/null \
+    && cut -d, -f1,2,6 $D/direct.csv > $D/direct3.csv \
+    && cut -d, -f1,2,6 $D/graph.csv > $D/graph3.csv \
+    && cmp $D/direct3.csv $D/graph3.csv && echo 'graph: the same losses'"
 step bench-gpt2 120 python3 "$B" --steps 20 --quick \
     --models gpt2-124M-shape \
     --only "ch8 --bf16,ch8 --bf16 --flash,torch eager bf16"
@@ -96,7 +113,7 @@ SANITIZERS=0 step gpu-check 120 bash tests/bench/cuda/gpu_check.sh "$D/gpu-check
 
 echo "== summary ($(($(date +%s) - T0)) s in all, $fails step(s) failed)"
 tail -n 1 "$D/check.log" 2>/dev/null
-for f in bench-nanogpt bench-gpt2; do
+for f in bench-nanogpt bench-fused bench-graph bench-gpt2; do
     [ -f "$D/$f.log" ] && grep -E '^\|' "$D/$f.log"
 done
 [ -f "$D/attention-blocks.log" ] \
