@@ -171,6 +171,42 @@ START_TEST(gemm_transposes_alpha_beta) {
 }
 END_TEST
 
+// A gemm's signature, for the checks below that take gemm or gemm_tiles.
+typedef void GemmFn(bool trans_a, bool trans_b, int M, int N, int K,
+                    float alpha, const float *A, int lda, const float *B,
+                    int ldb, float beta, float *C, int ldc);
+
+// Each (M, N, K) of sizes, in every way of transposing, on 1 thread and
+// on 2: the same bits, or the test fails naming the product.
+static void same_on_1_and_2_threads(GemmFn *f, const int (*sizes)[3],
+                                    size_t n, uint64_t seed) {
+    for (size_t s = 0; s < n; s++) {
+        int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+        float *A = xmalloc((size_t)M * K * sizeof *A);
+        float *B = xmalloc((size_t)K * N * sizeof *B);
+        float *C1 = xmalloc((size_t)M * N * sizeof *C1);
+        float *C2 = xmalloc((size_t)M * N * sizeof *C2);
+        Rng r;
+        rng_seed(&r, seed + s);
+        rng_normal_fill(&r, A, (size_t)M * K, 0, 1);
+        rng_normal_fill(&r, B, (size_t)K * N, 0, 1);
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                float *C[2] = {C1, C2};
+                for (int t = 0; t < 2; t++) {
+                    ThreadCounts prev = threads_set(t + 1);
+                    f(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N,
+                      0.0f, C[t], N);
+                    threads_restore(prev);
+                }
+                ck_assert_msg(memcmp(C1, C2, (size_t)M * N * sizeof *C1)
+                              == 0, "%dx%dx%d, transposed %d %d: 1 thread "
+                              "and 2 differ", M, N, K, ta, tb);
+            }
+        free(A), free(B), free(C1), free(C2);
+    }
+}
+
 // The same product on 1 thread and on 2, bit for bit, for each way of
 // transposing, at sizes OpenBLAS shares out (and at one it does not):
 // --threads 0 changes the count between steps, and a run must not see
@@ -191,31 +227,7 @@ START_TEST(gemm_same_on_any_thread_count) {
                                    {512, 128, 4000}, {128, 512, 3000},
                                    {1000, 128, 1500}, {96, 700, 2213},
                                    {256, 256, 1000}};
-    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
-        int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
-        float *A = xmalloc((size_t)M * K * sizeof *A);
-        float *B = xmalloc((size_t)K * N * sizeof *B);
-        float *C1 = xmalloc((size_t)M * N * sizeof *C1);
-        float *C2 = xmalloc((size_t)M * N * sizeof *C2);
-        Rng r;
-        rng_seed(&r, 11 + s);
-        rng_normal_fill(&r, A, (size_t)M * K, 0, 1);
-        rng_normal_fill(&r, B, (size_t)K * N, 0, 1);
-        for (int ta = 0; ta < 2; ta++)
-            for (int tb = 0; tb < 2; tb++) {
-                float *C[2] = {C1, C2};
-                for (int t = 0; t < 2; t++) {
-                    ThreadCounts prev = threads_set(t + 1);
-                    gemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B,
-                         tb ? K : N, 0.0f, C[t], N);
-                    threads_restore(prev);
-                }
-                ck_assert_msg(memcmp(C1, C2, (size_t)M * N * sizeof *C1)
-                              == 0, "%dx%dx%d, transposed %d %d: 1 thread "
-                              "and 2 differ", M, N, K, ta, tb);
-            }
-        free(A), free(B), free(C1), free(C2);
-    }
+    same_on_1_and_2_threads(gemm, sizes, sizeof sizes / sizeof sizes[0], 11);
 }
 END_TEST
 
@@ -225,9 +237,10 @@ END_TEST
 // 512 goes in pieces of 256), leading dimensions wider than the matrices,
 // alpha and beta (beta 0 with NaN in C: never read; beta 2: read once, not
 // once a piece). The columns between N and ldc, and a row past M, hold a
-// guard value that must survive (the last tiles' stores are masked). Each element's error
-// is held to 4 K float roundings of the sum of its terms' sizes. Without
-// AVX-512 or AVX2 and FMA in the build there is nothing to test.
+// guard value that must survive (the last tiles' stores are masked). Each
+// element's error is held to 4 K float roundings of the sum of its terms'
+// sizes. Without AVX-512 or AVX2 and FMA in the build there is nothing to
+// test.
 START_TEST(gemm_tiles_against_the_definition) {
     if (!gemm_tiles(false, false, 0, 0, 0, 1.0f, NULL, 1, NULL, 1, 0.0f,
                     NULL, 1))
@@ -291,6 +304,14 @@ START_TEST(gemm_tiles_against_the_definition) {
 }
 END_TEST
 
+// gemm_tiles as a GemmFn: it must take every product it is given
+static void tiles(bool trans_a, bool trans_b, int M, int N, int K,
+                  float alpha, const float *A, int lda, const float *B,
+                  int ldb, float beta, float *C, int ldc) {
+    ck_assert(gemm_tiles(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb,
+                         beta, C, ldc));
+}
+
 // gemm_tiles gives the same bits on 1 thread and on 2 (each element is
 // one thread's, summed in one order), at sizes large enough to be shared
 // out, with pieces of K, and with a tail of columns.
@@ -300,31 +321,7 @@ START_TEST(gemm_tiles_same_on_any_thread_count) {
         return;
     static const int sizes[][3] = {{2048, 384, 128}, {300, 70, 1500},
                                    {129, 515, 600}};
-    for (size_t s = 0; s < 3; s++) {
-        int M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
-        float *A = xmalloc((size_t)M * K * sizeof *A);
-        float *B = xmalloc((size_t)K * N * sizeof *B);
-        float *C1 = xmalloc((size_t)M * N * sizeof *C1);
-        float *C2 = xmalloc((size_t)M * N * sizeof *C2);
-        Rng r;
-        rng_seed(&r, 31 + s);
-        rng_normal_fill(&r, A, (size_t)M * K, 0, 1);
-        rng_normal_fill(&r, B, (size_t)K * N, 0, 1);
-        for (int layout = 0; layout < 4; layout++) {
-            bool ta = layout & 1, tb = layout & 2;
-            float *C[2] = {C1, C2};
-            for (int t = 0; t < 2; t++) {
-                ThreadCounts prev = threads_set(t + 1);
-                ck_assert(gemm_tiles(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B,
-                                     tb ? K : N, 0.0f, C[t], N));
-                threads_restore(prev);
-            }
-            ck_assert_msg(memcmp(C1, C2, (size_t)M * N * sizeof *C1) == 0,
-                          "%dx%dx%d, transposed %d %d: 1 thread and 2 differ",
-                          M, N, K, ta, tb);
-        }
-        free(A), free(B), free(C1), free(C2);
-    }
+    same_on_1_and_2_threads(tiles, sizes, 3, 31);
 }
 END_TEST
 
