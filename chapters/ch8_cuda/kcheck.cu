@@ -1805,8 +1805,9 @@ static void check_fused_vs_plain(KReport *rep, const int sz[4],
         Rng r;
         rng_seed(&r, seed + 1);   // the same dropout seed both times
         unsigned long w0 = cuda_writes();
-        if (gpt_forward_cuda(&d, &da, idx, tgt, B, T, true, &r, &loss[k],
-                             &err) != 0)
+        float warm_loss;   // (the warm-up's, not kept)
+        if (gpt_forward_cuda(&d, &da, idx, tgt, B, T, true, &r,
+                             k < 0 ? &warm_loss : &loss[k], &err) != 0)
             die("check_fused_vs_plain: %s", err.msg);
         unsigned long w1 = cuda_writes();
         gpt_backward_cuda(&d, &da);
