@@ -19,11 +19,12 @@
 //     beta is 0.
 //   - Step k of a tile multiplies MR numbers of A (one per row) by NR of
 //     B (one row of op(B)): MR broadcasts, two vector loads and 2 MR fused
-//     multiply-adds. The MR numbers are gathered once per row of tiles
-//     into a small buffer, k-major ("packing" only MR x K floats, reused
-//     across the whole row of tiles); B's row is read where it lies when
-//     op(B) is B itself, and from a copy made once per call when it is
-//     B^T (the weights of the forward pass: small).
+//     multiply-adds. The MR numbers are read where they lie, from MR rows
+//     of A; only a transposed A, or a last row of tiles with fewer than
+//     MR rows, is first gathered k-major into a small buffer. B's row is
+//     read where it lies when op(B) is B itself, and from a copy made
+//     once per call when it is B^T (the weights of the forward pass:
+//     small).
 //   - Each element of C is summed by one thread, in the order k = 0, 1,
 //     ..., K-1, whatever the number of threads: the results are the same
 //     bits on 1 thread and on 64. Threads share the rows of tiles.
