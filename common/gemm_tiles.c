@@ -160,8 +160,12 @@ static void pack_a(bool trans_a, int K, const float *A, int lda, int i0,
         }
     } else {
         for (int r = 0; r < MR; r++) {
+            if (r >= mr) {               // (no pointer past A's rows)
+                for (int k = 0; k < K; k++) a[k * MR + r] = 0;
+                continue;
+            }
             const float *src = A + (size_t)(i0 + r) * lda;
-            for (int k = 0; k < K; k++) a[k * MR + r] = r < mr ? src[k] : 0;
+            for (int k = 0; k < K; k++) a[k * MR + r] = src[k];
         }
     }
 }
@@ -185,11 +189,7 @@ static float *scratch_for(size_t n) {
 bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
                 float alpha, const float *A, int lda, const float *B,
                 int ldb, float beta, float *C, int ldc) {
-    int panels = (N + NR - 1) / NR;
-    // op(B)'s rows: B's own rows when B is not transposed (a last, narrower
-    // panel read under a mask); when it is, a copy made panel by panel
-    // (K x NR each, zero-padded), shared by the threads.
-    int row_tiles = (M + MR - 1) / MR;
+    int panels = (N + NR - 1) / NR, row_tiles = (M + MR - 1) / MR;
     // Threads when there is enough work for them, and not already inside
     // a parallel loop (the attention core calls gemm per head from its
     // own threads): a fork and join costs a few microseconds.
@@ -198,8 +198,11 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
     if (!omp_in_parallel())
         threads = omp_get_max_threads();
 #endif
-    // the copy of B^T, then each thread's rows of A (MR x K, or x KC),
-    // found before C is touched: a failure leaves C as it was
+    // op(B)'s rows: B's own rows when B is not transposed (a last, narrower
+    // panel read under a mask); when it is, a copy made panel by panel
+    // (K x NR each, zero-padded), shared by the threads. The buffer holds
+    // that copy, then each thread's gathered rows of A (MR x K, or x KC),
+    // and is found before C is touched: a failure leaves C as it was.
     size_t bt_size = trans_b ? (size_t)panels * NR * K : 0;
     size_t a_size = (size_t)MR * (size_t)(K > 2 * KC ? KC : K > 0 ? K : 1);
     float *bt = scratch_for(bt_size + a_size * (size_t)threads);
@@ -226,11 +229,12 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
                             j < nr ? B[(size_t)(j0 + j) * ldb + k] : 0.0f;
             }
         }
-        // A long K (more than 2 KC: a weight gradient sums over the batch's
-        // 2,048 tokens) goes in pieces of KC steps, so that the rows of B that a piece
-        // reads, KC x N, stay in the core's cache while every row of tiles
-        // reuses them; each piece adds its sums to C. The grouping of the
-        // sums depends on K alone, not on the threads.
+        // A long K (more than 2 KC: a weight gradient sums over the
+        // batch's 2,048 tokens) goes in pieces of KC steps, so that the
+        // rows of B that a piece reads, KC x N, stay in the core's cache
+        // while every row of tiles reuses them; each piece adds its sums
+        // to C. The grouping of the sums depends on K alone, not on the
+        // threads.
         int kstep = K > 2 * KC ? KC : K;
         for (int k0 = 0; k0 < K || k0 == 0; k0 += kstep) {
             int kc = K - k0 < kstep ? K - k0 : kstep;
@@ -259,7 +263,7 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
                     ? bt + (size_t)p * NR * K + (size_t)k0 * NR
                     : B + (size_t)k0 * ldb + j0;
                 size_t bs = trans_b ? NR : (size_t)ldb;
-                const float *ar = A + (size_t)i0 * lda + k0;
+                const float *ar = in_place ? A + (size_t)i0 * lda + k0 : a;
                 if (in_place && nr == NR)
                     tile_rows(kc, ar, lda, b, bs, c, ldc, alpha, beta_k);
                 else if (in_place)
