@@ -26,7 +26,8 @@ void gemm_naive(bool trans_a, bool trans_b, int M, int N, int K,
 // (matrix-vector products, which stay with OpenBLAS's sgemv), in a build
 // for a CPU with AVX-512 or AVX2 and FMA and with OpenBLAS (a NO_BLAS build
 // keeps gemm_naive). Same arguments as gemm; false (C untouched) when this
-// build has no such path or its buffers cannot be allocated.
+// build has no such path, when B is transposed and larger than 4 MiB (the
+// copy it would take), or when its buffers cannot be allocated.
 bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
                 float alpha, const float *A, int lda, const float *B, int ldb,
                 float beta, float *C, int ldc);

@@ -76,6 +76,7 @@ static inline Mask vmask(int n) {      // lanes 0..n-1 on (sign bit set)
 #endif
 #define NR (2 * VW)                            // a tile's columns
 #define KC 256                                 // steps of K at a time
+#define TILES_MAX_COPY ((size_t)1 << 20)       // floats of B^T: 4 MiB
 
 // One tile: C[r][0..nr) for r < mr, from K steps. Row r of op(A) has its
 // k-th number at a[r * ar + k * ak]: ar = 1, ak = MR for rows gathered
@@ -204,6 +205,11 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
     // that copy, then each thread's gathered rows of A (MR x K, or x KC),
     // and is found before C is touched: a failure leaves C as it was.
     size_t bt_size = trans_b ? (size_t)panels * NR * K : 0;
+    // A B^T of more than 4 MiB (a weight matrix far larger than this
+    // course's models have: 1024 x 16384 would be 64 MiB) is left to
+    // OpenBLAS, which copies it a piece at a time: the programs' memory
+    // estimates count no such copy.
+    if (bt_size > TILES_MAX_COPY) return false;
     size_t a_size = (size_t)MR * (size_t)(K > 2 * KC ? KC : K > 0 ? K : 1);
     float *bt = scratch_for(bt_size + a_size * (size_t)threads);
     if (!bt) return false;

@@ -301,6 +301,20 @@ START_TEST(gemm_tiles_against_the_definition) {
             }
         free(A), free(B), free(C), free(C0);
     }
+    // a transposed B of more than 4 MiB is refused (left to OpenBLAS) and
+    // C left as it was
+    enum { BIG_N = 70000, BIG_K = 16 };
+    float *Bbig = xmalloc((size_t)BIG_N * BIG_K * sizeof *Bbig);
+    float *Abig = xmalloc(2 * BIG_K * sizeof *Abig);
+    float *Cbig = xmalloc(2 * (size_t)BIG_N * sizeof *Cbig);
+    rng_normal_fill(&r, Bbig, (size_t)BIG_N * BIG_K, 0, 1);
+    rng_normal_fill(&r, Abig, 2 * BIG_K, 0, 1);
+    for (size_t i = 0; i < 2 * (size_t)BIG_N; i++) Cbig[i] = guard;
+    ck_assert(!gemm_tiles(false, true, 2, BIG_N, BIG_K, 1.0f, Abig, BIG_K,
+                          Bbig, BIG_K, 0.0f, Cbig, BIG_N));
+    for (size_t i = 0; i < 2 * (size_t)BIG_N; i++)
+        ck_assert(Cbig[i] == guard);
+    free(Abig), free(Bbig), free(Cbig);
 }
 END_TEST
 
