@@ -124,27 +124,45 @@ static int check_sizes(int B, int NH, int Tq, int Tk, int HS, Error *err) {
 // skip most of the upper triangle that the mask would throw away.
 #define ATT_ROWS 32
 
-int attention_forward(float *out, float *att, const float *q,
-                      const float *k, const float *v, const int *key_mask,
-                      bool causal, int B, int NH, int Tq, int Tk, int HS,
-                      Error *err) {
+HeadsLayout heads_packed(int NH, int T, int HS) {
+    return (HeadsLayout){HS, (long long)T * HS, (long long)NH * T * HS};
+}
+
+HeadsLayout heads_in_rows(int T, int ld, int HS) {
+    return (HeadsLayout){ld, HS, (long long)T * ld};
+}
+
+// Where head z = b * NH + h starts in layout l.
+static size_t head_start(HeadsLayout l, int z, int NH) {
+    return (size_t)(z / NH) * l.batch + (size_t)(z % NH) * l.head;
+}
+
+int attention_forward_strided(float *out, HeadsLayout lo, float *att,
+                              const float *q, HeadsLayout lq,
+                              const float *k, const float *v,
+                              HeadsLayout lkv, const int *key_mask,
+                              bool causal, int B, int NH, int Tq, int Tk,
+                              int HS, Error *err) {
     if (check_sizes(B, NH, Tq, Tk, HS, err) != 0) return -1;
     int Z = B * NH;                         // independent heads
-    size_t qs = (size_t)Tq * HS, ks = (size_t)Tk * HS, as = (size_t)Tq * Tk;
+    size_t as = (size_t)Tq * Tk;
     float scale = 1.0f / sqrtf((float)HS);
     PARALLEL_FOR                            // a head per thread at a time
     for (int z = 0; z < Z; z++) {
-        const float *qz = q + z * qs, *kz = k + z * ks, *vz = v + z * ks;
+        const float *qz = q + head_start(lq, z, NH);
+        const float *kz = k + head_start(lkv, z, NH);
+        const float *vz = v + head_start(lkv, z, NH);
+        float *oz = out + head_start(lo, z, NH);
         const int *mask = key_mask ? key_mask + (size_t)(z / NH) * Tk : NULL;
         for (int t0 = 0; t0 < Tq; t0 += ATT_ROWS) {
             int m = Tq - t0 < ATT_ROWS ? Tq - t0 : ATT_ROWS;
             int n = attention_causal_visible(causal, t0 + m - 1, Tq, Tk);
             float *a = att + z * as + (size_t)t0 * Tk;
-            float *o = out + z * qs + (size_t)t0 * HS;
+            float *o = oz + (size_t)t0 * lo.ld;
             // scores (m, n) = scale * q rows (m, HS) @ k^T (HS, n)
             if (n > 0)
-                gemm(false, true, m, n, HS, scale, qz + (size_t)t0 * HS, HS,
-                     kz, HS, 0.0f, a, Tk);
+                gemm(false, true, m, n, HS, scale, qz + (size_t)t0 * lq.ld,
+                     lq.ld, kz, lkv.ld, 0.0f, a, Tk);
             // each row through the softmax, fused with both masks
             for (int t = 0; t < m; t++)
                 masked_softmax_row(a + (size_t)t * Tk, Tk,
@@ -152,13 +170,24 @@ int attention_forward(float *out, float *att, const float *q,
                                                             Tq, Tk), mask);
             // out (m, HS) = att (m, n) @ v (n, HS): weighted sums of values
             if (n > 0)
-                gemm(false, false, m, HS, n, 1.0f, a, Tk, vz, HS, 0.0f, o,
-                     HS);
+                gemm(false, false, m, HS, n, 1.0f, a, Tk, vz, lkv.ld, 0.0f,
+                     o, lo.ld);
             else
-                memset(o, 0, (size_t)m * HS * sizeof *o);
+                for (int t = 0; t < m; t++)
+                    memset(o + (size_t)t * lo.ld, 0, (size_t)HS * sizeof *o);
         }
     }
     return 0;
+}
+
+int attention_forward(float *out, float *att, const float *q,
+                      const float *k, const float *v, const int *key_mask,
+                      bool causal, int B, int NH, int Tq, int Tk, int HS,
+                      Error *err) {
+    HeadsLayout lq = heads_packed(NH, Tq, HS), lkv = heads_packed(NH, Tk, HS);
+    return attention_forward_strided(out, lq, att, q, lq, k, v, lkv,
+                                     key_mask, causal, B, NH, Tq, Tk, HS,
+                                     err);
 }
 //< attention-forward
 
@@ -208,43 +237,74 @@ static int last_nonzero_column(const float *a, int m, int Tk) {
 }
 
 //> attention-backward
-void attention_backward(float *dq, float *dk, float *dv, float *datt,
-                        const float *dout, const float *att, const float *q,
-                        const float *k, const float *v, int B, int NH,
-                        int Tq, int Tk, int HS) {
+// Sets the rows x HS floats of a head, rows ld apart, to 0.
+static void zero_rows(float *x, int rows, int HS, int ld) {
+    for (int t = 0; t < rows; t++)
+        memset(x + (size_t)t * ld, 0, (size_t)HS * sizeof *x);
+}
+
+void attention_backward_strided(float *dq, float *dk, float *dv,
+                                float *datt, const float *dout,
+                                const float *att, const float *q,
+                                const float *k, const float *v,
+                                HeadsLayout lq, HeadsLayout lkv,
+                                HeadsLayout lo, bool accumulate, int B,
+                                int NH, int Tq, int Tk, int HS) {
     assert(check_sizes(B, NH, Tq, Tk, HS, NULL) == 0);
     int Z = B * NH;
-    size_t qs = (size_t)Tq * HS, ks = (size_t)Tk * HS, as = (size_t)Tq * Tk;
+    size_t as = (size_t)Tq * Tk;
     float scale = 1.0f / sqrtf((float)HS);
     PARALLEL_FOR
     for (int z = 0; z < Z; z++) {
+        size_t zq = head_start(lq, z, NH), zkv = head_start(lkv, z, NH);
+        size_t zo = head_start(lo, z, NH);
+        float *dkz = dk + zkv, *dvz = dv + zkv;
+        // every query block adds into dk and dv: they start from 0 (the
+        // head's rows only, by the thread that then fills them)
+        if (!accumulate) {
+            zero_rows(dkz, Tk, HS, lkv.ld);
+            zero_rows(dvz, Tk, HS, lkv.ld);
+        }
         for (int t0 = 0; t0 < Tq; t0 += ATT_ROWS) {
             int m = Tq - t0 < ATT_ROWS ? Tq - t0 : ATT_ROWS;
-            size_t ar = z * as + (size_t)t0 * Tk;   // the block's att rows
-            size_t qr = z * qs + (size_t)t0 * HS;   // and q, dq, dout rows
-            const float *a = att + ar, *dy = dout + qr;
-            float *d = datt + ar;
+            const float *a = att + z * as + (size_t)t0 * Tk;  // its rows
+            const float *dy = dout + zo + (size_t)t0 * lo.ld;
+            const float *qt = q + zq + (size_t)t0 * lq.ld;
+            float *dqt = dq + zq + (size_t)t0 * lq.ld;
+            float *d = datt + z * as + (size_t)t0 * Tk;
             // Columns n.. of these rows of att are 0 (hidden keys): they
             // pass back nothing, so the block's products can stop at n.
             int n = last_nonzero_column(a, m, Tk);
-            if (n == 0) continue;
+            if (n == 0) {
+                if (!accumulate) zero_rows(dqt, m, HS, lq.ld);
+                continue;
+            }
             // through out = att @ v
-            gemm(true, false, n, HS, m, 1.0f, a, Tk, dy, HS, 1.0f,
-                 dv + z * ks, HS);          // dv += att^T @ dout
-            gemm(false, true, m, n, HS, 1.0f, dy, HS, v + z * ks, HS, 0.0f,
-                 d, Tk);                    // datt = dout @ v^T
+            gemm(true, false, n, HS, m, 1.0f, a, Tk, dy, lo.ld, 1.0f, dvz,
+                 lkv.ld);                   // dv += att^T @ dout
+            gemm(false, true, m, n, HS, 1.0f, dy, lo.ld, v + zkv, lkv.ld,
+                 0.0f, d, Tk);              // datt = dout @ v^T
             // through the softmax, in place: datt becomes dscores
             for (int t = 0; t < m; t++) {
                 const float *y = a + (size_t)t * Tk;
                 float *dr = d + (size_t)t * Tk, dot = dot_of(dr, y, n);
                 for (int s = 0; s < n; s++) dr[s] = y[s] * (dr[s] - dot);
             }
-            // through scores = scale q k^T
-            gemm(false, false, m, HS, n, scale, d, Tk, k + z * ks, HS, 1.0f,
-                 dq + qr, HS);              // dq += s dscores @ k
-            gemm(true, false, n, HS, m, scale, d, Tk, q + qr, HS, 1.0f,
-                 dk + z * ks, HS);          // dk += s dscores^T @ q
+            // through scores = scale q k^T; a block owns its rows of dq
+            gemm(false, false, m, HS, n, scale, d, Tk, k + zkv, lkv.ld,
+                 accumulate ? 1.0f : 0.0f, dqt, lq.ld); // dq (+)= s dS @ k
+            gemm(true, false, n, HS, m, scale, d, Tk, qt, lq.ld, 1.0f, dkz,
+                 lkv.ld);                   // dk += s dscores^T @ q
         }
     }
+}
+
+void attention_backward(float *dq, float *dk, float *dv, float *datt,
+                        const float *dout, const float *att, const float *q,
+                        const float *k, const float *v, int B, int NH,
+                        int Tq, int Tk, int HS) {
+    HeadsLayout lq = heads_packed(NH, Tq, HS), lkv = heads_packed(NH, Tk, HS);
+    attention_backward_strided(dq, dk, dv, datt, dout, att, q, k, v, lq, lkv,
+                               lq, true, B, NH, Tq, Tk, HS);
 }
 //< attention-backward

@@ -70,6 +70,44 @@ void attention_backward(float *dq,          // (B, NH, Tq, HS)
                         int B, int NH, int Tq, int Tk, int HS);
 //< attention-api
 
+//> heads-layout
+// Where the heads live. Row t of head h of sequence b starts
+//   b * batch + h * head + t * ld
+// floats from the array's start. The (B, NH, T, HS) above is one layout;
+// a linear layer's output (B, T, 3C), where q, k and v are column ranges
+// of one row per token, is another: the products can read the heads
+// where they are instead of copying them out first (mha.c).
+typedef struct {
+    int ld;                 // floats from one row of a head to the next
+    long long head, batch;  // from one head, one sequence, to the next
+} HeadsLayout;
+
+// (B, NH, T, HS), each head's T rows of HS floats one after another.
+HeadsLayout heads_packed(int NH, int T, int HS);
+// (B, T, ld): head h is columns h * HS .. h * HS + HS - 1 of each row.
+HeadsLayout heads_in_rows(int T, int ld, int HS);
+
+// attention_forward and attention_backward with each array in its own
+// layout: q and dq in lq; k, v, dk and dv in lkv; out and dout in lo.
+// att and datt are (B, NH, Tq, Tk), as above. The backward pass adds into
+// dq, dk and dv when accumulate, else sets them (they need no clearing
+// first). Arrays of different heads must not overlap, except that the
+// three thirds of one (B, T, 3C) row may hold q, k and v.
+int attention_forward_strided(float *out, HeadsLayout lo, float *att,
+                              const float *q, HeadsLayout lq,
+                              const float *k, const float *v,
+                              HeadsLayout lkv, const int *key_mask,
+                              bool causal, int B, int NH, int Tq, int Tk,
+                              int HS, Error *err);
+void attention_backward_strided(float *dq, float *dk, float *dv,
+                                float *datt, const float *dout,
+                                const float *att, const float *q,
+                                const float *k, const float *v,
+                                HeadsLayout lq, HeadsLayout lkv,
+                                HeadsLayout lo, bool accumulate, int B,
+                                int NH, int Tq, int Tk, int HS);
+//< heads-layout
+
 // One query per head against a KV cache, for decoding: each of the B * NH
 // heads has room for T positions, of which the first Tk are keys (heads
 // lie T positions apart, unlike attention_forward's Tk). The result is

@@ -34,21 +34,28 @@ static inline float exp_fast(float x) {
 
 //> fast-max
 // The largest of x[0..n-1] (-infinity for n = 0; a NaN is passed over),
-// written so that it vectorises too: 64 running maxima side by side,
-// folded at the end. With 16, gcc 12 keeps each running maximum in a
-// scalar register and compares one float at a time; with 64 it uses
-// vector max instructions. The result does not depend on the order.
+// written so that it vectorises: 64 running maxima side by side. With 16,
+// gcc 12 keeps each running maximum in a scalar register and compares one
+// float at a time; with 64 it uses vector max instructions. The last
+// n % 64 values go into the lanes too, and the 64 lanes are folded in
+// halves (32, 16, .., 1), each half a vector instruction: folded one lane
+// at a time they would be 64 compares in a row, each waiting for the last,
+// longer than the whole loop for a row of 128. The result does not depend
+// on the order.
 #define MAX_FAST_LANES 64
 static inline float max_fast(const float *x, int n) {
-    float m[MAX_FAST_LANES], best = -INFINITY;
+    float m[MAX_FAST_LANES];
     for (int j = 0; j < MAX_FAST_LANES; j++) m[j] = -INFINITY;
     int i = 0;
     for (; i + MAX_FAST_LANES <= n; i += MAX_FAST_LANES)
         for (int j = 0; j < MAX_FAST_LANES; j++)
             m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
-    for (; i < n; i++) best = x[i] > best ? x[i] : best;
-    for (int j = 0; j < MAX_FAST_LANES; j++) best = m[j] > best ? m[j] : best;
-    return best;
+    for (int j = 0; j < n - i; j++)
+        m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+    for (int half = MAX_FAST_LANES / 2; half > 0; half /= 2)
+        for (int j = 0; j < half; j++)
+            m[j] = m[j + half] > m[j] ? m[j + half] : m[j];
+    return m[0];
 }
 //< fast-max
 

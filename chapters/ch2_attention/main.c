@@ -64,7 +64,7 @@ static void layer_init(Layer *l, int B, int T, int C, int NH, bool bias,
 // The floats layer_init allocates.
 static size_t layer_floats(int B, int T, int C, int NH, bool bias) {
     size_t btc = (size_t)B * T * C;
-    return mha_cache_floats(B, T, C, NH, false) + 2 * btc
+    return mha_cache_floats(B, T, C, NH) + 2 * btc
            + (size_t)4 * C * C + (bias ? (size_t)4 * C : 0);
 }
 
@@ -331,12 +331,16 @@ enum { TIME_B = 4, TIME_C = 128, TIME_NH = 4 };
 
 static void run_layer(void *l) { layer_forward(l, NULL, true); }
 
-// The attention core alone, on the heads the layer's cache already holds.
+// The attention core alone, on the heads the layer's cache already holds
+// in the rows of qkv.
 static void run_core(void *p) {
     Layer *l = p;
     MhaCache *c = &l->cache;
-    attention_forward(c->yh, c->att, c->q, c->k, c->v, NULL, true, l->B,
-                      l->NH, l->T, l->T, l->C / l->NH, NULL);
+    int C = l->C, HS = C / l->NH;
+    HeadsLayout lqkv = heads_in_rows(l->T, 3 * C, HS);
+    attention_forward_strided(c->y, heads_in_rows(l->T, C, HS), c->att,
+                              c->qkv, lqkv, c->qkv + C, c->qkv + 2 * C, lqkv,
+                              NULL, true, l->B, l->NH, l->T, l->T, HS, NULL);
 }
 
 static void show_timing(int max_T, uint64_t seed) {

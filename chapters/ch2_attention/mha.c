@@ -45,18 +45,18 @@ void heads_merge(float *out, const float *inp, int ld, int B, int T, int C,
 //< heads
 
 //> mha-forward
-// The attention core of the forward pass: q, k, v split from qkv into
-// heads, attention in every head, the heads' outputs merged into y.
+// The attention core of the forward pass. q, k and v are the three thirds
+// of each row of qkv, and head h of each is columns h*HS .. h*HS+HS-1 of
+// its third: the products read the heads there, and write each head's
+// output straight into its columns of y, so that nothing is copied.
 static int attend(MhaCache *c, const int *key_mask, bool causal, int B,
                   int T, int C, int NH, Error *err) {
-    heads_split(c->q, c->qkv, 3 * C, B, T, C, NH);       // (B,NH,T,HS)
-    heads_split(c->k, c->qkv + C, 3 * C, B, T, C, NH);
-    heads_split(c->v, c->qkv + 2 * C, 3 * C, B, T, C, NH);
-    if (attention_forward(c->yh, c->att, c->q, c->k, c->v, key_mask,
-                          causal, B, NH, T, T, C / NH, err) != 0)
-        return -1;
-    heads_merge(c->y, c->yh, C, B, T, C, NH);            // (B,T,C)
-    return 0;
+    int HS = C / NH;
+    HeadsLayout lqkv = heads_in_rows(T, 3 * C, HS);
+    return attention_forward_strided(c->y, heads_in_rows(T, C, HS), c->att,
+                                     c->qkv, lqkv, c->qkv + C, c->qkv + 2 * C,
+                                     lqkv, key_mask, causal, B, NH, T, T, HS,
+                                     err);
 }
 
 int mha_forward(float *out, MhaCache *cache, const float *inp,
@@ -83,23 +83,18 @@ int mha_forward(float *out, MhaCache *cache, const float *inp,
 //< mha-forward
 
 //> mha-backward
-// The attention core backwards: dy split into heads, attention's
-// backward pass, the gradients of q, k, v merged into dqkv.
+// The attention core backwards: the gradients of q, k and v are written
+// (not added) into their thirds of dqkv, each head in its columns, in the
+// layout the forward pass read them from.
 static void attend_backward(MhaScratch *s, const MhaCache *c, int B, int T,
                             int C, int NH) {
-    size_t btc = (size_t)B * T * C;
-    // y = merge(yh): merging only moves numbers, so dyh = split(dy)
-    heads_split(s->dyh, s->dy, C, B, T, C, NH);
-    // yh = attention(q, k, v)
-    zero_floats(s->dq, btc);
-    zero_floats(s->dk, btc);
-    zero_floats(s->dv, btc);
-    attention_backward(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att, c->q,
-                       c->k, c->v, B, NH, T, T, C / NH);
-    // q, k, v = split(qkv): their gradients merge back into dqkv
-    heads_merge(s->dqkv, s->dq, 3 * C, B, T, C, NH);
-    heads_merge(s->dqkv + C, s->dk, 3 * C, B, T, C, NH);
-    heads_merge(s->dqkv + 2 * C, s->dv, 3 * C, B, T, C, NH);
+    int HS = C / NH;
+    HeadsLayout lqkv = heads_in_rows(T, 3 * C, HS);
+    attention_backward_strided(s->dqkv, s->dqkv + C, s->dqkv + 2 * C,
+                               s->datt, s->dy, c->att, c->qkv, c->qkv + C,
+                               c->qkv + 2 * C, lqkv, lqkv,
+                               heads_in_rows(T, C, HS), false, B, NH, T, T,
+                               HS);
 }
 
 void mha_backward(float *dinp, float *dc_attn_w, float *dc_attn_b,
@@ -173,15 +168,19 @@ int mha_kv_fill(MhaKv *kv, const MhaCache *cache, int B, int T,
                          "NH=%d) and the KV cache (B<=%d T<=%d C=%d NH=%d)",
                          B, T, c->fwd_B, c->fwd_T, c->C, c->NH, kv->B, kv->T,
                          kv->C, kv->NH);
-    // the forward pass laid out its heads (B, NH, fwd_T, HS); the KV
-    // cache holds room for kv->T positions per head
-    size_t HS = (size_t)(c->C / c->NH), n = (size_t)T * HS;
-    for (size_t bh = 0; bh < (size_t)B * c->NH; bh++) {
-        const float *k = c->k + bh * c->fwd_T * HS;
-        const float *v = c->v + bh * c->fwd_T * HS;
-        memcpy(kv->k + bh * kv->T * HS, k, n * sizeof *kv->k);
-        memcpy(kv->v + bh * kv->T * HS, v, n * sizeof *kv->v);
-    }
+    // the forward pass left k and v in the rows of qkv, (B, fwd_T, 3C);
+    // the KV cache holds room for kv->T positions per head
+    int C = c->C, NH = c->NH, HS = C / NH;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const float *row = c->qkv + ((size_t)b * c->fwd_T + t) * 3 * C;
+            for (int h = 0; h < NH; h++) {
+                size_t at = (((size_t)b * NH + h) * kv->T + t) * HS;
+                memcpy(kv->k + at, row + C + h * HS, HS * sizeof *kv->k);
+                memcpy(kv->v + at, row + 2 * C + h * HS,
+                       HS * sizeof *kv->v);
+            }
+        }
     kv->len = T;
     return 0;
 }
@@ -218,74 +217,49 @@ static int check_fits(int B, int T, int C, int NH, int cB, int cT, int cC,
     return 0;
 }
 
-// What the backward pass reads (the heads q, k, v, the weights att and
-// the merged y), and what only the forward pass uses (qkv and yh).
-static int cache_slots(Slot t[5], MhaCache *c, int B, int T, int C,
+// What the backward pass reads: qkv (the heads q, k, v in its rows), the
+// weights att and the merged output y.
+static int cache_slots(Slot t[3], MhaCache *c, int B, int T, int C,
                        int NH) {
     size_t btc = (size_t)B * T * C, btt = (size_t)B * NH * T * T;
-    t[0] = (Slot){&c->q, btc};
-    t[1] = (Slot){&c->k, btc};
-    t[2] = (Slot){&c->v, btc};
-    t[3] = (Slot){&c->att, btt};
-    t[4] = (Slot){&c->y, btc};
-    return 5;
-}
-
-static int tmp_slots(Slot t[2], MhaCache *c, int B, int T, int C) {
-    size_t btc = (size_t)B * T * C;
     t[0] = (Slot){&c->qkv, 3 * btc};
-    t[1] = (Slot){&c->yh, btc};
-    return 2;
+    t[1] = (Slot){&c->att, btt};
+    t[2] = (Slot){&c->y, btc};
+    return 3;
 }
 
-size_t mha_cache_floats(int B, int T, int C, int NH, bool shares) {
+size_t mha_cache_floats(int B, int T, int C, int NH) {
     MhaCache c;
-    Slot t[5], u[2];
-    return layout_floats(t, cache_slots(t, &c, B, T, C, NH))
-           + (shares ? 0 : layout_floats(u, tmp_slots(u, &c, B, T, C)));
+    Slot t[3];
+    return layout_floats(t, cache_slots(t, &c, B, T, C, NH));
 }
 
 int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err) {
     memset(c, 0, sizeof *c);
     if (check_sizes(B, T, C, NH, err) != 0) return -1;
-    Slot t[5], u[2];
+    Slot t[3];
     c->mem = layout_alloc(t, cache_slots(t, c, B, T, C, NH));
-    c->tmp = layout_alloc(u, tmp_slots(u, c, B, T, C));
     c->B = B, c->T = T, c->C = C, c->NH = NH;
     return 0;
 }
 
 void mha_cache_free(MhaCache *c) {
     free(c->mem);
-    free(c->tmp);
     memset(c, 0, sizeof *c);
 }
 
-void mha_cache_share(MhaCache *c, const MhaCache *owner) {
-    assert(c->B == owner->B && c->T == owner->T && c->C == owner->C
-           && c->NH == owner->NH && owner->tmp);
-    free(c->tmp);
-    c->tmp = NULL;
-    c->qkv = owner->qkv;
-    c->yh = owner->yh;
-}
-
-static int scratch_slots(Slot t[7], MhaScratch *s, int B, int T, int C,
+static int scratch_slots(Slot t[3], MhaScratch *s, int B, int T, int C,
                          int NH) {
     size_t btc = (size_t)B * T * C, btt = (size_t)B * NH * T * T;
     t[0] = (Slot){&s->dy, btc};
-    t[1] = (Slot){&s->dyh, btc};
-    t[2] = (Slot){&s->dq, btc};
-    t[3] = (Slot){&s->dk, btc};
-    t[4] = (Slot){&s->dv, btc};
-    t[5] = (Slot){&s->datt, btt};
-    t[6] = (Slot){&s->dqkv, 3 * btc};
-    return 7;
+    t[1] = (Slot){&s->datt, btt};
+    t[2] = (Slot){&s->dqkv, 3 * btc};
+    return 3;
 }
 
 size_t mha_scratch_floats(int B, int T, int C, int NH) {
     MhaScratch s;
-    Slot t[7];
+    Slot t[3];
     return layout_floats(t, scratch_slots(t, &s, B, T, C, NH));
 }
 
@@ -293,7 +267,7 @@ int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,
                       Error *err) {
     memset(s, 0, sizeof *s);
     if (check_sizes(B, T, C, NH, err) != 0) return -1;
-    Slot t[7];
+    Slot t[3];
     s->mem = layout_alloc(t, scratch_slots(t, s, B, T, C, NH));
     s->B = B, s->T = T, s->C = C, s->NH = NH;
     return 0;

@@ -104,39 +104,30 @@ int mha_step(float *out,             // (B, C)
 struct MhaCache {
     int B, T, C, NH;   // the sizes it was allocated for
     int fwd_B, fwd_T;  // those of the last forward pass
-    float *qkv;        // (B, T, 3C)     c_attn's output
-    float *q, *k, *v;  // (B, NH, T, HS) the heads of qkv
+    float *qkv;        // (B, T, 3C)     c_attn's output: q, k, v in rows
     float *att;        // (B, NH, T, T)  attention weights, after softmax
-    float *yh;         // (B, NH, T, HS) attention output of each head
-    float *y;          // (B, T, C)      the heads merged: c_proj's input
-    float *mem;        // the allocation of q, k, v, att and y
-    float *tmp;        // that of qkv and yh (NULL when shared)
+    float *y;          // (B, T, C)      the heads side by side: c_proj's
+                       //                input
+    float *mem;        // the allocation of all three
 };
 
 // Work space of the backward pass (one can serve every layer of a model).
 struct MhaScratch {
     int B, T, C, NH;
     float *dy;          // (B, T, C)      dL/dy
-    float *dyh;         // (B, NH, T, HS) dL/dyh
-    float *dq, *dk, *dv;// (B, NH, T, HS)
     float *datt;        // (B, NH, T, T)
-    float *dqkv;        // (B, T, 3C)
+    float *dqkv;        // (B, T, 3C)     dq, dk, dv in rows, as qkv
     float *mem;
 };
 
 // 0, or -1 with a message for bad sizes (below 1, C not divisible by NH,
 // too large). *_free releases and clears; freeing a zeroed struct is fine.
 // *_floats: what the allocation holds, for a memory report or a check
-// before allocating (shares: without qkv and yh, see mha_cache_share).
+// before allocating.
 int mha_cache_alloc(MhaCache *c, int B, int T, int C, int NH, Error *err);
 void mha_cache_free(MhaCache *c);
-size_t mha_cache_floats(int B, int T, int C, int NH, bool shares);
+size_t mha_cache_floats(int B, int T, int C, int NH);
 
-// qkv and yh are needed only inside mha_forward (the backward pass uses the
-// heads q, k, v and the merged y), so layers that run one after another can
-// share one copy: c gives up its own and uses owner's, which must have the
-// same sizes and outlive c's use.
-void mha_cache_share(MhaCache *c, const MhaCache *owner);
 int mha_scratch_alloc(MhaScratch *s, int B, int T, int C, int NH,
                       Error *err);
 void mha_scratch_free(MhaScratch *s);

@@ -351,7 +351,7 @@ static void bench_init(Bench *b, int B, int T, int C, int NH, int F,
 // The floats bench_init allocates.
 static size_t bench_floats(int B, int T, int C, int NH, int F) {
     size_t btc = (size_t)B * T * C, cc = (size_t)C * C, fc = (size_t)F * C;
-    return 4 * btc + 8 * cc + 4 * fc + mha_cache_floats(B, T, C, NH, false)
+    return 4 * btc + 8 * cc + 4 * fc + mha_cache_floats(B, T, C, NH)
            + mha_scratch_floats(B, T, C, NH) + ffn_cache_floats(B, T, C, F)
            + ffn_scratch_floats(B, T, C, F);
 }

@@ -328,13 +328,13 @@ static int mask_slots(Slot t[2], BlockCache *c, int B, int T, int C) {
     return 2;
 }
 
-size_t block_cache_floats(int B, int T, int C, int NH, int F, bool shares,
+size_t block_cache_floats(int B, int T, int C, int NH, int F,
                           bool shares_masks) {
     BlockCache c;
     Slot t[10], m[2];
     size_t own = layout_floats(t, cache_slots(t, &c, B, T, C));
     if (!shares_masks) own += layout_floats(m, mask_slots(m, &c, B, T, C));
-    return own + mha_cache_floats(B, T, C, NH, shares)
+    return own + mha_cache_floats(B, T, C, NH)
            + ffn_cache_floats(B, T, C, F);
 }
 
@@ -363,9 +363,7 @@ void block_cache_free(BlockCache *c) {
     memset(c, 0, sizeof *c);
 }
 
-void block_cache_share(BlockCache *c, const BlockCache *owner, bool masks) {
-    mha_cache_share(&c->attn, &owner->attn);
-    if (!masks) return;
+void block_cache_share_masks(BlockCache *c, const BlockCache *owner) {
     assert(owner->masks);
     free(c->masks);
     c->masks = NULL;

@@ -215,7 +215,7 @@ struct BlockCache {
     float *res1;          // (B,T,C) the stream after the attention's add
     float *res2;          // (B,T,C) after the FFN's add (Post-LN only)
     float dropout_p;      // of the last forward pass
-    bool shared_masks;    // block_cache_share(.., true): p must be 0
+    bool shared_masks;    // block_cache_share_masks: p must be 0
     MhaCache attn;
     FfnCache mlp;
     float *mem;           // the block's own views
@@ -251,13 +251,12 @@ int block_cache_alloc(BlockCache *c, int B, int T, int C, int NH, int F,
                       Error *err);
 void block_cache_free(BlockCache *c);
 
-// The layers of a model run one after another, so what a layer needs only
-// during its own forward pass can be shared: c gives up its qkv and yh
-// (mha_cache_share) and uses owner's, and with masks also its two dropout
-// masks, which is right only for a model that never uses dropout: a
-// forward pass with dropout_p > 0 on such a cache then fails. owner has
-// the same sizes and must outlive c's use. A GPT's layers share layer 0's.
-void block_cache_share(BlockCache *c, const BlockCache *owner, bool masks);
+// Without dropout the two dropout masks hold only ones, so the layers of
+// a model can share one pair: c gives up its own and uses owner's, which
+// is right only for a model that never uses dropout: a forward pass with
+// dropout_p > 0 on such a cache then fails. owner has the same sizes and
+// must outlive c's use. A GPT's layers share layer 0's.
+void block_cache_share_masks(BlockCache *c, const BlockCache *owner);
 int block_scratch_alloc(BlockScratch *s, int B, int T, int C, int NH, int F,
                         Error *err);
 void block_scratch_free(BlockScratch *s);
@@ -266,9 +265,9 @@ int block_step_alloc(BlockStep *s, int B, int T, int C, int NH, int F,
 void block_step_free(BlockStep *s);
 
 // The floats each of these allocates, from the same tables, without
-// allocating. shares / shares_masks: the cache will be passed to
-// block_cache_share as c (masks true or false).
-size_t block_cache_floats(int B, int T, int C, int NH, int F, bool shares,
+// allocating. shares_masks: the cache will be passed to
+// block_cache_share_masks as c.
+size_t block_cache_floats(int B, int T, int C, int NH, int F,
                           bool shares_masks);
 size_t block_scratch_floats(int B, int T, int C, int NH, int F);
 size_t block_step_floats(int B, int T, int C, int NH, int F);

@@ -167,7 +167,7 @@ static size_t stack_floats(int L, int B, int T, int C, int NH) {
     size_t btc = (size_t)B * T * C, n = L;
     return 2 * n * block_param_count(C, F, true)
            + mem_floats(n * (2 * sizeof *s.w + sizeof *s.cache))
-           + n * block_cache_floats(B, T, C, NH, F, false, false)
+           + n * block_cache_floats(B, T, C, NH, F, false)
            + block_scratch_floats(B, T, C, NH, F) + (n + 4) * btc + 2 * C;
 }
 

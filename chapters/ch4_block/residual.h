@@ -83,7 +83,7 @@ void sublayer_norm_backward(float *dx,           // (B, T, C)
 // The size table of a Sublayer's views for B x T tokens (4 slots), for
 // the owner's table (common/layout.h). Without its own mask, the mask's
 // slot is empty: layers of a model without dropout share one all-ones
-// mask (block_cache_share, chapter 4).
+// mask (block_cache_share_masks, chapter 4).
 int sublayer_slots(Slot t[4], Sublayer *s, int B, int T, int C,
                    bool own_mask);
 

@@ -425,8 +425,8 @@ static int acts_slots(Slot t[10], GptActs *a, const GptConfig *c, int B,
     return 10;
 }
 
-// Layers run one after another: what a layer needs only during its
-// forward pass (and, without dropout, the all-ones masks) is layer 0's.
+// Layers run one after another: without dropout, the all-ones masks of
+// every layer are layer 0's.
 static bool shares_masks(const GptConfig *c) { return c->dropout == 0; }
 
 size_t gpt_acts_floats(const GptConfig *c, int B, int T) {
@@ -434,9 +434,9 @@ size_t gpt_acts_floats(const GptConfig *c, int B, int T) {
     Slot t[10];
     int C = c->n_embd, NH = c->n_head, F = c->n_ffn;
     size_t n = layout_floats(t, acts_slots(t, &a, c, B, T));
-    n += block_cache_floats(B, T, C, NH, F, false, false);    // layer 0
+    n += block_cache_floats(B, T, C, NH, F, false);    // layer 0
     n += (size_t)(c->n_layer > 1 ? c->n_layer - 1 : 0)
-         * block_cache_floats(B, T, C, NH, F, true, shares_masks(c));
+         * block_cache_floats(B, T, C, NH, F, shares_masks(c));
     n += mem_floats((size_t)c->n_layer * sizeof *a.blocks);
     return n + block_scratch_floats(B, T, C, NH, F);
 }
@@ -456,10 +456,9 @@ int gpt_acts_alloc(GptActs *a, const GptConfig *cfg, int B, int T,
             return -1;
         }
         // at once: what it gives up is then never held for more than one
-        // layer (gpt_acts_floats counts the shared caches)
-        if (l > 0)
-            block_cache_share(&a->blocks[l], &a->blocks[0],
-                              shares_masks(cfg));
+        // layer (gpt_acts_floats counts the shared masks)
+        if (l > 0 && shares_masks(cfg))
+            block_cache_share_masks(&a->blocks[l], &a->blocks[0]);
     }
     if (block_scratch_alloc(&a->scratch, B, T, C, NH, F, err) != 0) {
         gpt_acts_free(a, cfg);

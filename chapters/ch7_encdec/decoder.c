@@ -247,7 +247,7 @@ size_t decoder_cache_floats(int B, int T, int Tk, int C, int NH, int F) {
     DecoderCache c;
     Slot t[14];
     return layout_floats(t, cache_slots(t, &c, B, T, C))
-           + mha_cache_floats(B, T, C, NH, false)
+           + mha_cache_floats(B, T, C, NH)
            + xattn_cache_floats(B, T, Tk, C, NH)
            + ffn_cache_floats(B, T, C, F);
 }

@@ -445,7 +445,7 @@ size_t seq2seq_acts_floats(const Seq2SeqConfig *c, int B, int S, int T) {
     Slot t[19];
     int C = c->n_embd, NH = c->n_head, F = c->n_ffn;
     size_t n = layout_floats(t, acts_slots(t, &a, c, B, S, T));
-    n += (size_t)c->n_enc * block_cache_floats(B, S, C, NH, F, false, false);
+    n += (size_t)c->n_enc * block_cache_floats(B, S, C, NH, F, false);
     n += block_scratch_floats(B, S, C, NH, F);
     n += (size_t)c->n_dec * decoder_cache_floats(B, T, S, C, NH, F);
     n += decoder_scratch_floats(B, T, S, C, NH, F);
@@ -572,7 +572,7 @@ size_t seq2seq_state_floats(const Seq2SeqConfig *c, int B, int S, int T,
     int C = c->n_embd, NH = c->n_head, F = c->n_ffn, R = B * copies;
     size_t n = layout_floats(t, state_slots(t, &st, c, B, S, copies));
     n += (size_t)c->n_dec * decoder_step_floats(R, T, S, C, NH, F);
-    n += block_cache_floats(B, S, C, NH, F, false, false);
+    n += block_cache_floats(B, S, C, NH, F, false);
     n += (size_t)R * T * C;             // the reorder's copy of the keys
     n += (size_t)2 * R * T;             // the target masks, and a copy
     n += mem_floats((size_t)c->n_dec * sizeof *st.layers

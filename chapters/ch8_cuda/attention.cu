@@ -166,16 +166,6 @@ static unsigned row_blocks(int rows) {
     return ceil_div((size_t)rows, ROW_WARPS);
 }
 
-HeadsLayout heads_packed(int NH, int T, int HS) {
-    HeadsLayout l = {HS, (long long)T * HS, (long long)NH * T * HS};
-    return l;
-}
-
-HeadsLayout heads_in_rows(int T, int ld, int HS) {
-    HeadsLayout l = {ld, HS, (long long)T * ld};
-    return l;
-}
-
 // The floats an array of `rows` by `cols` matrices spans in layout l,
 // from its first to the last of head NH - 1 of sequence B - 1.
 static size_t heads_extent(HeadsLayout l, int rows, int cols, int B,

@@ -48,21 +48,9 @@ void attention_backward_cuda(float *dq,          // (B, NH, Tq, HS)
                              const float *v,     // (B, NH, Tk, HS)
                              int B, int NH, int Tq, int Tk, int HS);
 
-// Where the heads live. Row t of head h of sequence b starts
-//   b * batch + h * head + t * ld
-// floats from the array's start. Chapter 2's (B, NH, T, HS) is one
-// layout; the linear layer's (B, T, 3C), where q, k and v are column
-// ranges of one row per token, is another: the products can read the
-// heads where they are instead of copying them out first.
-typedef struct {
-    int ld;                 // floats from one row of a head to the next
-    long long head, batch;  // from one head, one sequence, to the next
-} HeadsLayout;
-
-// (B, NH, T, HS), each head's T rows of HS floats one after another.
-HeadsLayout heads_packed(int NH, int T, int HS);
-// (B, T, ld): head h is columns h * HS .. h * HS + HS - 1 of each row.
-HeadsLayout heads_in_rows(int T, int ld, int HS);
+// HeadsLayout, heads_packed and heads_in_rows (where the heads live:
+// (B, NH, T, HS), or columns of the rows of (B, T, ld)) are chapter 2's
+// (attention.h).
 
 // attention_forward_cuda and attention_backward_cuda with each array in
 // its own layout: q and dq in lq, k, v, dk and dv in lkv, out and dout

@@ -616,6 +616,127 @@ START_TEST(attention_causal_alignment) {
 }
 END_TEST
 
+// The heads read where they lie: q in columns of rows of one buffer, k
+// and v in columns of rows of another (a cross-attention's shape, Tq !=
+// Tk, and a self-attention's), out in rows of a third, every row padded
+// with guard columns. Forward and backward must give the bits of the
+// packed (B, NH, T, HS) functions on split copies; the backward pass
+// must write its gradients over NaN when told to set them (and never a
+// guard), and add onto what is there when told to accumulate.
+typedef struct {
+    int B, NH, Tq, Tk, HS;
+    bool causal, masked;
+} StridedCase;
+
+static float strided_guard(size_t i) { return -7000.0f - (float)(i % 97); }
+
+START_TEST(attention_strided_reads_heads_in_place) {
+    static const StridedCase cases[] = {
+        {2, 3, 37, 37, 16, true, false},  // self-attention: two blocks
+        {1, 2, 70, 70, 5, true, true},    // odd head size, padding keys
+        {2, 2, 9, 40, 8, false, true},    // encoder-decoder: Tq != Tk
+        {1, 2, 40, 5, 4, true, false},    // causal, Tq > Tk: rows see
+                                          // nothing, a block with no key
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        StridedCase c = cases[ci];
+        int C = c.NH * c.HS, ldq = 3 * C + 5, ldkv = 2 * C + 3, ldo = C + 2;
+        size_t nq = (size_t)c.B * c.NH * c.Tq * c.HS;
+        size_t nk = (size_t)c.B * c.NH * c.Tk * c.HS;
+        size_t nrq = (size_t)c.B * c.Tq * ldq, nrk = (size_t)c.B * c.Tk * ldkv;
+        size_t nro = (size_t)c.B * c.Tq * ldo;
+        size_t na = (size_t)c.B * c.NH * c.Tq * c.Tk;
+        // rows: q is the second third of qrows (as in a qkv buffer), k and
+        // v the two halves of kvrows; the guard columns hold guard values
+        float *qrows = randn_floats(nrq, 1.0f, 11 + ci);
+        float *kvrows = randn_floats(nrk, 1.0f, 21 + ci);
+        float *dorows = randn_floats(nro, 1.0f, 31 + ci);
+        int *mask = malloc((size_t)c.B * c.Tk * sizeof *mask);
+        for (int i = 0; i < c.B * c.Tk; i++) mask[i] = i % 5 != 3;
+        const int *km = c.masked ? mask : NULL;
+        const float *qr = qrows + C, *kr = kvrows, *vr = kvrows + C;
+        // the packed reference, on split copies
+        float *q = alloc_floats(nq), *k = alloc_floats(nk);
+        float *v = alloc_floats(nk), *dout = alloc_floats(nq);
+        heads_split(q, qr, ldq, c.B, c.Tq, C, c.NH);
+        heads_split(k, kr, ldkv, c.B, c.Tk, C, c.NH);
+        heads_split(v, vr, ldkv, c.B, c.Tk, C, c.NH);
+        heads_split(dout, dorows, ldo, c.B, c.Tq, C, c.NH);
+        float *out = alloc_floats(nq), *att = alloc_floats(na);
+        float *datt = alloc_floats(na);
+        float *dq = calloc(nq, sizeof *dq), *dk = calloc(nk, sizeof *dk);
+        float *dv = calloc(nk, sizeof *dv);
+        ck_assert_int_eq(attention_forward(out, att, q, k, v, km, c.causal,
+                                           c.B, c.NH, c.Tq, c.Tk, c.HS,
+                                           NULL), 0);
+        attention_backward(dq, dk, dv, datt, dout, att, q, k, v, c.B, c.NH,
+                           c.Tq, c.Tk, c.HS);
+        // in place: out over guards, the gradients over NaN and guards
+        float *orows = alloc_floats(nro), *att2 = alloc_floats(na);
+        float *dqrows = alloc_floats(nrq), *dkvrows = alloc_floats(nrk);
+        for (size_t i = 0; i < nro; i++) orows[i] = strided_guard(i);
+        for (size_t i = 0; i < nrq; i++)
+            dqrows[i] = i % ldq >= (size_t)C && i % ldq < (size_t)2 * C
+                        ? NAN : strided_guard(i);
+        for (size_t i = 0; i < nrk; i++)
+            dkvrows[i] = i % ldkv < (size_t)2 * C ? NAN : strided_guard(i);
+        HeadsLayout lq = heads_in_rows(c.Tq, ldq, c.HS);
+        HeadsLayout lkv = heads_in_rows(c.Tk, ldkv, c.HS);
+        HeadsLayout lo = heads_in_rows(c.Tq, ldo, c.HS);
+        ck_assert_int_eq(attention_forward_strided(orows, lo, att2, qr, lq,
+                                                   kr, vr, lkv, km, c.causal,
+                                                   c.B, c.NH, c.Tq, c.Tk,
+                                                   c.HS, NULL), 0);
+        attention_backward_strided(dqrows + C, dkvrows, dkvrows + C, datt,
+                                   dorows, att2, qr, kr, vr, lq, lkv, lo,
+                                   false, c.B, c.NH, c.Tq, c.Tk, c.HS);
+        ck_assert_mem_eq(att2, att, na * sizeof *att);
+        float *back = alloc_floats(nq > nk ? nq : nk);
+        const float *got[4] = {orows, dqrows + C, dkvrows, dkvrows + C};
+        const float *want[4] = {out, dq, dk, dv};
+        const int ld[4] = {ldo, ldq, ldkv, ldkv};
+        const int rows[4] = {c.Tq, c.Tq, c.Tk, c.Tk};
+        for (int j = 0; j < 4; j++) {
+            size_t n = (size_t)c.B * c.NH * rows[j] * c.HS;
+            heads_split(back, got[j], ld[j], c.B, rows[j], C, c.NH);
+            for (size_t i = 0; i < n; i++)
+                ck_assert_msg(memcmp(&back[i], &want[j][i], sizeof *back)
+                              == 0, "case %zu, array %d, element %zu: %g, "
+                              "packed %g", ci, j, i, (double)back[i],
+                              (double)want[j][i]);
+        }
+        // the guard columns are as they were
+        for (size_t i = 0; i < nro; i++)
+            if (i % ldo >= (size_t)C)
+                ck_assert_float_eq(orows[i], strided_guard(i));
+        for (size_t i = 0; i < nrq; i++)
+            if (i % ldq < (size_t)C || i % ldq >= (size_t)2 * C)
+                ck_assert_float_eq(dqrows[i], strided_guard(i));
+        for (size_t i = 0; i < nrk; i++)
+            if (i % ldkv >= (size_t)2 * C)
+                ck_assert_float_eq(dkvrows[i], strided_guard(i));
+        // accumulate: a second pass adds the same gradients again
+        attention_backward_strided(dqrows + C, dkvrows, dkvrows + C, datt,
+                                   dorows, att2, qr, kr, vr, lq, lkv, lo,
+                                   true, c.B, c.NH, c.Tq, c.Tk, c.HS);
+        for (int j = 1; j < 4; j++) {
+            size_t n = (size_t)c.B * c.NH * rows[j] * c.HS;
+            heads_split(back, got[j], ld[j], c.B, rows[j], C, c.NH);
+            for (size_t i = 0; i < n; i++)
+                ck_assert_msg(fabsf(back[i] - 2.0f * want[j][i])
+                              <= 1e-5f * (1.0f + fabsf(want[j][i])),
+                              "case %zu, array %d, element %zu: %g after "
+                              "adding twice, not 2 x %g", ci, j, i,
+                              (double)back[i], (double)want[j][i]);
+        }
+        free(qrows), free(kvrows), free(dorows), free(mask), free(q);
+        free(k), free(v), free(dout), free(out), free(att), free(datt);
+        free(dq), free(dk), free(dv), free(orows), free(att2), free(dqrows);
+        free(dkvrows), free(back);
+    }
+}
+END_TEST
+
 START_TEST(attention_bad_sizes) {
     float x[4] = {0};
     Error err;
@@ -1101,6 +1222,7 @@ Suite *ch2_suite(void) {
     tcase_add_test(tc, attention_padding_is_invisible);
     tcase_add_test(tc, attention_long_sequences_match_a_direct_computation);
     tcase_add_test(tc, attention_causal_alignment);
+    tcase_add_test(tc, attention_strided_reads_heads_in_place);
     tcase_add_test(tc, attention_bad_sizes);
     suite_add_tcase(s, tc);
     tc = tcase_new("mha", "ch2");

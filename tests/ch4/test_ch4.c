@@ -671,8 +671,8 @@ START_TEST(block_shared_cache) {
         ck_assert_int_eq(block_cache_alloc(&shared[l], c.B, c.T, c.C, c.NH,
                                            c.F, &err), 0);
     }
-    block_cache_share(&shared[1], &shared[0], true);
-    ck_assert_ptr_eq(shared[1].attn.qkv, shared[0].attn.qkv);
+    block_cache_share_masks(&shared[1], &shared[0]);
+    ck_assert_ptr_eq(shared[1].sa.mask, shared[0].sa.mask);
     ck_assert_ptr_eq(shared[1].ff.mask, shared[0].ff.mask);
     float *out1 = alloc_floats(n), *dx1 = alloc_floats(n);
     float *out2 = alloc_floats(n), *dx2 = alloc_floats(n);
