@@ -52,26 +52,33 @@ int attention_causal_visible(bool causal, int t, int Tq, int Tk) {
 
 // Sums with 16 running values side by side, so that the compiler can
 // keep them in one vector register (the maximum is fastexp.h's
-// max_fast). The order of the additions is fixed, so the result is too.
+// max_fast). The last n % 16 values go into the lanes too, and the lanes
+// are folded in halves, as max_fast does: added one at a time they would
+// be a chain of 16 dependent additions. The order of the additions is
+// fixed, so the result is too.
 #define LANES 16
+static float fold_lanes(float s[LANES]) {
+    for (int half = LANES / 2; half > 0; half /= 2)
+        for (int j = 0; j < half; j++) s[j] += s[j + half];
+    return s[0];
+}
+
 static float sum_of(const float *x, int n) {
-    float s[LANES] = {0}, sum = 0.0f;
+    float s[LANES] = {0};
     int i = 0;
     for (; i + LANES <= n; i += LANES)
         for (int j = 0; j < LANES; j++) s[j] += x[i + j];
-    for (int j = 0; j < LANES; j++) sum += s[j];
-    for (; i < n; i++) sum += x[i];
-    return sum;
+    for (int j = 0; j < n - i; j++) s[j] += x[i + j];
+    return fold_lanes(s);
 }
 
 static float dot_of(const float *x, const float *y, int n) {
-    float s[LANES] = {0}, sum = 0.0f;
+    float s[LANES] = {0};
     int i = 0;
     for (; i + LANES <= n; i += LANES)
         for (int j = 0; j < LANES; j++) s[j] += x[i + j] * y[i + j];
-    for (int j = 0; j < LANES; j++) sum += s[j];
-    for (; i < n; i++) sum += x[i] * y[i];
-    return sum;
+    for (int j = 0; j < n - i; j++) s[j] += x[i + j] * y[i + j];
+    return fold_lanes(s);
 }
 
 //> masked-softmax

@@ -9,6 +9,15 @@
 #include <stdint.h>
 
 //> fast-exp
+// a * b + c in one instruction with one rounding (a fused multiply-add)
+// where the CPU has one, which halves the instructions of a polynomial;
+// elsewhere the two operations (fmaf there would be a slow library call).
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+#define FMADD(a, b, c) fmaf(a, b, c)
+#else
+#define FMADD(a, b, c) ((a) * (b) + (c))
+#endif
+
 // e^x, written so that the compiler can vectorise a loop that calls it
 // (libm's expf is one opaque call per value). Split x = k ln2 + r with k
 // an integer and |r| <= ln2/2; then e^x = 2^k e^r, 2^k is put straight
@@ -21,11 +30,16 @@ static inline float exp_fast(float x) {
     const float ln2_hi = 0.693145752f, ln2_lo = 1.42860677e-06f;
     x = x > -87.0f ? x : -87.0f;
     x = x < 88.0f ? x : 88.0f;
-    float k = (x * log2e + round) - round;  // x / ln2 rounded to an integer
-    float r = (x - k * ln2_hi) - k * ln2_lo;     // ln2 = ln2_hi + ln2_lo
-    float p = 1.0f + r * (1.0f + r * (1.0f / 2 + r * (1.0f / 6 + r * (
-              1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (
-              1.0f / 5040)))))));
+    float k = FMADD(x, log2e, round) - round;  // x / ln2 to an integer
+    float r = FMADD(-k, ln2_lo, FMADD(-k, ln2_hi, x));  // ln2 = hi + lo
+    float p = 1.0f / 5040;                // Horner: ((r/7! + 1/6!) r + ..
+    p = FMADD(p, r, 1.0f / 720);
+    p = FMADD(p, r, 1.0f / 120);
+    p = FMADD(p, r, 1.0f / 24);
+    p = FMADD(p, r, 1.0f / 6);
+    p = FMADD(p, r, 1.0f / 2);
+    p = FMADD(p, r, 1.0f);
+    p = FMADD(p, r, 1.0f);
     union { uint32_t u; float f; } two_k = {.u = (uint32_t)((int)k + 127)
                                                  << 23};
     return p * two_k.f;

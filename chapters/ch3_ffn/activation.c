@@ -32,9 +32,11 @@ void relu_backward(float *dinp, const float *dout, const float *inp,
 // there is no 1 + erf(x) to cancel when x is very negative.
 static inline float normal_cdf(float x, float gauss) {
     float t = 1.0f / (1.0f + 0.3275911f * INV_SQRT2 * fabsf(x));
-    float tail = 0.5f * gauss * t * (0.254829592f + t * (-0.284496736f
-                 + t * (1.421413741f + t * (-1.453152027f
-                 + t * 1.061405429f))));
+    float poly = FMADD(1.061405429f, t, -1.453152027f);     // Horner
+    poly = FMADD(poly, t, 1.421413741f);
+    poly = FMADD(poly, t, -0.284496736f);
+    poly = FMADD(poly, t, 0.254829592f);
+    float tail = 0.5f * gauss * t * poly;
     return x < 0.0f ? tail : 1.0f - tail;
 }
 
