@@ -18,19 +18,18 @@ static int check_fits(const XattnCache *c, int B, int Tq, int Tk, int C,
 static bool fits(int B, int Tq, int Tk, int cB, int cTq, int cTk);
 
 //> xattn-forward
-// The attention core: q from qp, k and v from the two halves of kvp,
-// split into heads; attention in every head (not causal: each query sees
-// the whole source but its padding); the heads merged into y.
+// The attention core: the heads of q in the rows of qp, those of k and
+// v in the two halves of the rows of kvp, read where they lie (chapter
+// 2's HeadsLayout); attention in every head (not causal: each query sees
+// the whole source but its padding), each head's output written into its
+// columns of y.
 static int attend(XattnCache *c, const int *src_mask, int B, int Tq, int Tk,
                   int C, int NH, Error *err) {
-    heads_split(c->q, c->qp, C, B, Tq, C, NH);           // (B,NH,Tq,HS)
-    heads_split(c->k, c->kvp, 2 * C, B, Tk, C, NH);      // (B,NH,Tk,HS)
-    heads_split(c->v, c->kvp + C, 2 * C, B, Tk, C, NH);
-    if (attention_forward(c->yh, c->att, c->q, c->k, c->v, src_mask, false,
-                          B, NH, Tq, Tk, C / NH, err) != 0)
-        return -1;
-    heads_merge(c->y, c->yh, C, B, Tq, C, NH);           // (B,Tq,C)
-    return 0;
+    int HS = C / NH;
+    HeadsLayout lq = heads_in_rows(Tq, C, HS);
+    return attention_forward_strided(c->y, lq, c->att, c->qp, lq, c->kvp,
+                                     c->kvp + C, heads_in_rows(Tk, 2 * C, HS),
+                                     src_mask, false, B, NH, Tq, Tk, HS, err);
 }
 
 int xattn_forward(float *out, XattnCache *cache, const float *x,
@@ -57,19 +56,16 @@ int xattn_forward(float *out, XattnCache *cache, const float *x,
 //< xattn-forward
 
 //> xattn-backward
-// The attention core backwards, into the gradients of qp and kvp.
+// The attention core backwards, written (not added) into the gradients
+// of qp and kvp, each head into the columns it was read from.
 static void attend_backward(XattnScratch *s, const XattnCache *c, int B,
                             int Tq, int Tk, int C, int NH) {
-    size_t nq = (size_t)B * Tq * C, nk = (size_t)B * Tk * C;
-    heads_split(s->dyh, s->dy, C, B, Tq, C, NH);   // y = merge(yh)
-    memset(s->dq, 0, nq * sizeof *s->dq);
-    memset(s->dk, 0, nk * sizeof *s->dk);
-    memset(s->dv, 0, nk * sizeof *s->dv);
-    attention_backward(s->dq, s->dk, s->dv, s->datt, s->dyh, c->att, c->q,
-                       c->k, c->v, B, NH, Tq, Tk, C / NH);
-    heads_merge(s->dqp, s->dq, C, B, Tq, C, NH);
-    heads_merge(s->dkvp, s->dk, 2 * C, B, Tk, C, NH);
-    heads_merge(s->dkvp + C, s->dv, 2 * C, B, Tk, C, NH);
+    int HS = C / NH;
+    HeadsLayout lq = heads_in_rows(Tq, C, HS);
+    attention_backward_strided(s->dqp, s->dkvp, s->dkvp + C, s->datt, s->dy,
+                               c->att, c->qp, c->kvp, c->kvp + C, lq,
+                               heads_in_rows(Tk, 2 * C, HS), lq, false, B,
+                               NH, Tq, Tk, HS);
 }
 
 void xattn_backward(float *dx, float *dmemory, float *dq_proj_w,
@@ -178,23 +174,19 @@ static int check_fits(const XattnCache *c, int B, int Tq, int Tk, int C,
     return 0;
 }
 
-static int cache_slots(Slot t[8], XattnCache *c, int B, int Tq, int Tk,
+static int cache_slots(Slot t[4], XattnCache *c, int B, int Tq, int Tk,
                        int C, int NH) {
     size_t q = (size_t)B * Tq * C, k = (size_t)B * Tk * C;
     t[0] = (Slot){&c->qp, q};
     t[1] = (Slot){&c->kvp, 2 * k};
-    t[2] = (Slot){&c->q, q};
-    t[3] = (Slot){&c->k, k};
-    t[4] = (Slot){&c->v, k};
-    t[5] = (Slot){&c->att, (size_t)B * NH * Tq * Tk};
-    t[6] = (Slot){&c->yh, q};
-    t[7] = (Slot){&c->y, q};
-    return 8;
+    t[2] = (Slot){&c->att, (size_t)B * NH * Tq * Tk};
+    t[3] = (Slot){&c->y, q};
+    return 4;
 }
 
 size_t xattn_cache_floats(int B, int Tq, int Tk, int C, int NH) {
     XattnCache c;
-    Slot t[8];
+    Slot t[4];
     return layout_floats(t, cache_slots(t, &c, B, Tq, Tk, C, NH));
 }
 
@@ -202,7 +194,7 @@ int xattn_cache_alloc(XattnCache *c, int B, int Tq, int Tk, int C, int NH,
                       Error *err) {
     memset(c, 0, sizeof *c);
     if (check_sizes(B, Tq, Tk, C, NH, err) != 0) return -1;
-    Slot t[8];
+    Slot t[4];
     c->mem = layout_alloc(t, cache_slots(t, c, B, Tq, Tk, C, NH));
     c->B = B, c->Tq = Tq, c->Tk = Tk, c->C = C, c->NH = NH;
     return 0;
@@ -213,23 +205,19 @@ void xattn_cache_free(XattnCache *c) {
     memset(c, 0, sizeof *c);
 }
 
-static int scratch_slots(Slot t[8], XattnScratch *s, int B, int Tq, int Tk,
+static int scratch_slots(Slot t[4], XattnScratch *s, int B, int Tq, int Tk,
                          int C, int NH) {
     size_t q = (size_t)B * Tq * C, k = (size_t)B * Tk * C;
     t[0] = (Slot){&s->dy, q};
-    t[1] = (Slot){&s->dyh, q};
-    t[2] = (Slot){&s->dq, q};
-    t[3] = (Slot){&s->dk, k};
-    t[4] = (Slot){&s->dv, k};
-    t[5] = (Slot){&s->datt, (size_t)B * NH * Tq * Tk};
-    t[6] = (Slot){&s->dqp, q};
-    t[7] = (Slot){&s->dkvp, 2 * k};
-    return 8;
+    t[1] = (Slot){&s->datt, (size_t)B * NH * Tq * Tk};
+    t[2] = (Slot){&s->dqp, q};
+    t[3] = (Slot){&s->dkvp, 2 * k};
+    return 4;
 }
 
 size_t xattn_scratch_floats(int B, int Tq, int Tk, int C, int NH) {
     XattnScratch s;
-    Slot t[8];
+    Slot t[4];
     return layout_floats(t, scratch_slots(t, &s, B, Tq, Tk, C, NH));
 }
 
@@ -237,7 +225,7 @@ int xattn_scratch_alloc(XattnScratch *s, int B, int Tq, int Tk, int C,
                         int NH, Error *err) {
     memset(s, 0, sizeof *s);
     if (check_sizes(B, Tq, Tk, C, NH, err) != 0) return -1;
-    Slot t[8];
+    Slot t[4];
     s->mem = layout_alloc(t, scratch_slots(t, s, B, Tq, Tk, C, NH));
     s->B = B, s->Tq = Tq, s->Tk = Tk, s->C = C, s->NH = NH;
     return 0;

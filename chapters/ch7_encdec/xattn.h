@@ -111,13 +111,13 @@ int xattn_step(float *out,               // (B, C)
 // then need B'NH Tq'Tk' <= B NH Tq Tk floats. The scratch likewise.
 struct XattnCache {
     int B, Tq, Tk, C, NH;  // the sizes it was allocated for
-    float *qp;             // (B, Tq, C)      q_proj's output
-    float *kvp;            // (B, Tk, 2C)     kv_proj's output
-    float *q;              // (B, NH, Tq, HS) the queries' heads
-    float *k, *v;          // (B, NH, Tk, HS) the keys' and values'
+    float *qp;             // (B, Tq, C)      q_proj's output: the
+                           //                 queries' heads in its rows
+    float *kvp;            // (B, Tk, 2C)     kv_proj's output: the keys'
+                           //                 and values' heads
     float *att;            // (B, NH, Tq, Tk) attention weights
-    float *yh;             // (B, NH, Tq, HS) each head's output
-    float *y;              // (B, Tq, C)      merged: out_proj's input
+    float *y;              // (B, Tq, C)      the heads' outputs side by
+                           //                 side: out_proj's input
     float *mem;
 };
 
@@ -125,8 +125,6 @@ struct XattnCache {
 struct XattnScratch {
     int B, Tq, Tk, C, NH;
     float *dy;             // (B, Tq, C)
-    float *dyh, *dq;       // (B, NH, Tq, HS)
-    float *dk, *dv;        // (B, NH, Tk, HS)
     float *datt;           // (B, NH, Tq, Tk)
     float *dqp;            // (B, Tq, C)   gradient of q_proj's output
     float *dkvp;           // (B, Tk, 2C)  and of kv_proj's
