@@ -55,11 +55,11 @@ void attn_sublayer_backward(float *dx, float *dln_w, float *dln_b,
                             const float *c_proj_w, int B, int T, int C,
                             int NH) {
     size_t n = (size_t)B * T * C;
-    zero_floats(dy, n);
-    sublayer_add_backward(dx, dy, dout, s, n);    // the skip, and f's out
+    // the skip, and f's output: df is dout itself without dropout, else dy
+    const float *df = sublayer_add_backward(dx, dy, dout, s, n);
     zero_floats(dnorm, n);
     mha_backward(dnorm, dc_attn_w, dc_attn_b, dc_proj_w, dc_proj_b, scratch,
-                 dy, attn, s->norm, c_attn_w, c_proj_w, B, T, C, NH);
+                 df, attn, s->norm, c_attn_w, c_proj_w, B, T, C, NH);
     sublayer_norm_backward(dx, dln_w, dln_b, dnorm, s, x, ln_w, B, T, C);
 }
 
@@ -72,10 +72,9 @@ void ffn_sublayer_backward(float *dx, float *dln_w, float *dln_b,
                            const float *c_fc_w, const float *c_proj_w,
                            int B, int T, int C, int F) {
     size_t n = (size_t)B * T * C;
-    zero_floats(dy, n);
-    sublayer_add_backward(dx, dy, dout, s, n);    // the skip, and f's out
+    const float *df = sublayer_add_backward(dx, dy, dout, s, n);  // as above
     zero_floats(dnorm, n);
-    ffn_backward(dnorm, dc_fc_w, dc_fc_b, dc_proj_w, dc_proj_b, scratch, dy,
+    ffn_backward(dnorm, dc_fc_w, dc_fc_b, dc_proj_w, dc_proj_b, scratch, df,
                  mlp, s->norm, c_fc_w, c_proj_w, B, T, C, F);
     sublayer_norm_backward(dx, dln_w, dln_b, dnorm, s, x, ln_w, B, T, C);
 }
@@ -202,20 +201,19 @@ void block_postln_backward(float *dinp, const BlockWeights *g,
                        w->ln_2_w, c->ff.mean, c->ff.rstd, B, T, C);
     // res2 = h + dropout(mlp(h)): the skip's share, then the mlp's
     zero_floats(s->dsub, n);
-    zero_floats(s->dy, n);
-    sublayer_add_backward(s->dsub, s->dy, s->dres, &c->ff, n);
+    const float *df = sublayer_add_backward(s->dsub, s->dy, s->dres, &c->ff,
+                                            n);
     ffn_backward(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b, g->mlp_c_proj_w,
-                 g->mlp_c_proj_b, &s->mlp, s->dy, &c->mlp, c->sa.norm,
+                 g->mlp_c_proj_b, &s->mlp, df, &c->mlp, c->sa.norm,
                  w->mlp_c_fc_w, w->mlp_c_proj_w, B, T, C, F);
     // h = ln_1(res1)
     zero_floats(s->dres, n);
     layernorm_backward(s->dres, g->ln_1_w, g->ln_1_b, s->dsub, c->res1,
                        w->ln_1_w, c->sa.mean, c->sa.rstd, B, T, C);
     // res1 = inp + dropout(attn(inp))
-    zero_floats(s->dy, n);
-    sublayer_add_backward(dinp, s->dy, s->dres, &c->sa, n);
+    df = sublayer_add_backward(dinp, s->dy, s->dres, &c->sa, n);
     mha_backward(dinp, g->attn_c_attn_w, g->attn_c_attn_b, g->attn_c_proj_w,
-                 g->attn_c_proj_b, &s->attn, s->dy, &c->attn, inp,
+                 g->attn_c_proj_b, &s->attn, df, &c->attn, inp,
                  w->attn_c_attn_w, w->attn_c_proj_w, B, T, C, NH);
 }
 //< postln-backward

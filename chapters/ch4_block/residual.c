@@ -29,23 +29,34 @@ void sublayer_norm(Sublayer *s, const float *x, const float *w,
 
 int sublayer_add(float *out, Sublayer *s, const float *x, float p, Rng *rng,
                  size_t n, Error *err) {
-    int rc;
-    PROFILE(PROF_ELEMENTWISE,
-            rc = dropout_forward(out, s->mask, out, p, rng, n, err));
-    if (rc != 0) return -1;
+    // p = 0: out goes through as it is, and no mask of ones is written
+    // (nor read back by the backward pass)
+    if (p != 0.0f) {
+        int rc;
+        PROFILE(PROF_ELEMENTWISE,
+                rc = dropout_forward(out, s->mask, out, p, rng, n, err));
+        if (rc != 0) return -1;
+    }
+    s->dropped = p != 0.0f;
     PROFILE(PROF_ELEMENTWISE, residual_forward(out, x, out, n));
     return 0;
 }
 //< sublayer-forward
 
 //> sublayer-backward
-void sublayer_add_backward(float *dx, float *dy, const float *dout,
-                           const Sublayer *s, size_t n) {
+const float *sublayer_add_backward(float *dx, float *dy, const float *dout,
+                                   const Sublayer *s, size_t n) {
+    if (!s->dropped) {                 // out = x + y
+        PARALLEL_FOR
+        for (size_t i = 0; i < n; i++) dx[i] += dout[i];
+        return dout;
+    }
     PARALLEL_FOR
     for (size_t i = 0; i < n; i++) {   // out = x + y * mask
         dx[i] += dout[i];
-        dy[i] += dout[i] * s->mask[i];
+        dy[i] = dout[i] * s->mask[i];
     }
+    return dy;
 }
 
 void sublayer_norm_backward(float *dx, float *dw, float *db,

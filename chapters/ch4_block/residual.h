@@ -16,8 +16,9 @@
 //
 // and the backward pass in the mirrored order:
 //
-//   sublayer_add_backward(dx, dy, dout, &s)   dx += dout, dy += dropout'
-//   f_backward(dnorm, ..., dy, ...)
+//   df = sublayer_add_backward(dx, dy, dout, &s)   dx += dout; df is f's
+//                                                  output's gradient
+//   f_backward(dnorm, ..., df, ...)
 //   sublayer_norm_backward(dx, ..., dnorm, &s, x, ...)
 #ifndef CH4_RESIDUAL_H
 #define CH4_RESIDUAL_H
@@ -42,6 +43,9 @@ typedef struct {
     float *norm;          // (B,T,C) norm(x): the sub-layer's input
     float *mean, *rstd;   // (B,T) the norm's statistics
     float *mask;          // (B,T,C) the dropout mask of its output
+    bool dropped;         // the last sublayer_add drew a mask (p > 0);
+                          // with p = 0 the mask is neither written nor
+                          // read
 } Sublayer;
 //< sublayer
 
@@ -54,19 +58,21 @@ void sublayer_norm(Sublayer *s,
                    int B, int T, int C);
 
 // out = x + dropout(out): the sub-layer's output, in out, joins the
-// stream. p = 0 draws nothing (rng may be NULL). Returns 0, or -1 with a
-// message when p is not in [0, 1).
+// stream. p = 0 draws nothing (rng may be NULL) and leaves the mask as it
+// was. Returns 0, or -1 with a message when p is not in [0, 1).
 int sublayer_add(float *out,         // (n,) f's output in, the stream out
                  Sublayer *s,        // its mask is written
                  const float *x,     // (n,) the stream before
                  float p, Rng *rng, size_t n, Error *err);
 
-// The backward pass of sublayer_add: dx += dout (the skip), and
-// dy += dout * mask, the gradient of f's output.
-void sublayer_add_backward(float *dx,          // (n,)
-                           float *dy,          // (n,)
-                           const float *dout,  // (n,)
-                           const Sublayer *s, size_t n);
+// The backward pass of sublayer_add: dx += dout (the skip), and the
+// gradient of f's output, which it returns: dout itself when the forward
+// pass dropped nothing (p = 0), else dout * mask, written (not added)
+// into dy.
+const float *sublayer_add_backward(float *dx,          // (n,)
+                                   float *dy,          // (n,)
+                                   const float *dout,  // (n,)
+                                   const Sublayer *s, size_t n);
 
 // The backward pass of sublayer_norm: dx += the norm's backward of dnorm
 // (the gradient of f's input), and the norm's weight and bias gradients.

@@ -68,13 +68,13 @@ void decoder_backward(float *dx, float *dmemory, const DecoderWeights *g,
     // res2 = res1 + dropout(cross_attn(ln_2(res1), memory)): the memory's
     // share goes to dmemory
     memset(s->dres1, 0, bytes);
-    memset(s->dy, 0, bytes);
-    sublayer_add_backward(s->dres1, s->dy, s->dres2, &c->ca, n);
+    const float *df = sublayer_add_backward(s->dres1, s->dy, s->dres2, &c->ca,
+                                            n);
     memset(s->dsub, 0, bytes);
     xattn_backward(s->dsub, dmemory, g->cross_attn_q_proj_w,
                    g->cross_attn_q_proj_b, g->cross_attn_kv_proj_w,
                    g->cross_attn_kv_proj_b, g->cross_attn_out_proj_w,
-                   g->cross_attn_out_proj_b, &s->cross_attn, s->dy,
+                   g->cross_attn_out_proj_b, &s->cross_attn, df,
                    &c->cross_attn, c->ca.norm, memory,
                    w->cross_attn_q_proj_w, w->cross_attn_kv_proj_w,
                    w->cross_attn_out_proj_w, B, T, Tk, C, NH);

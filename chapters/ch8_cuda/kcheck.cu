@@ -502,8 +502,8 @@ static void check_dropout(KReport *rep, const int sz[4], uint64_t seed) {
 
 // sz: n, p in percent. sublayer_add_cuda (out = x + dropout(out)) against
 // chapter 4's residual add of the CPU's dropout with the mask of
-// dropout_uniform, and sublayer_add_backward_cuda against the CPU's
-// sublayer_add_backward (+=). With p = 0 the mask given must be left as
+// dropout_uniform, and sublayer_add_backward_cuda against its definition
+// (dx += dout, dy += dout * mask). With p = 0 the mask given must be left as
 // it was, and the backward pass takes a NULL mask.
 static void check_sublayer_add(KReport *rep, const int sz[4],
                                uint64_t seed) {
@@ -528,10 +528,10 @@ static void check_sublayer_add(KReport *rep, const int sz[4],
     float *out = (float *)xmalloc(n * sizeof *out);
     for (size_t i = 0; i < n; i++) dropped[i] = f[i] * mask[i];
     residual_forward(out, x, dropped, n);
-    Sublayer s;
-    memset(&s, 0, sizeof s);
-    s.mask = mask;   // all ones for p = 0
-    sublayer_add_backward(dx, dy, dout, &s, n);
+    for (size_t i = 0; i < n; i++) {   // the backward pass, adding
+        dx[i] += dout[i];
+        dy[i] += dout[i] * mask[i];      // all ones for p = 0
+    }
 
     sublayer_add_cuda(d_out, d_mask, d_x, p, seed, DROPOUT_OFFSET, n);
     sublayer_add_backward_cuda(d_dx, d_dy, d_dout, p > 0 ? d_mask : NULL,

@@ -200,6 +200,56 @@ START_TEST(residual_passes_gradient_to_both) {
 }
 END_TEST
 
+// The sub-layer's add with and without dropout. p = 0: out = x + f, the
+// mask is not touched (no mask of ones is written), and the backward pass
+// hands back dout itself as f's output's gradient, leaving dy alone.
+// p > 0: the mask is drawn, and the backward pass writes (not adds)
+// dout * mask into dy and returns dy. dx gets dout added in both.
+START_TEST(sublayer_add_passes_through_without_dropout) {
+    enum { N = 300 };
+    float f[N], x[N], out[N], mask[N], dout[N], dx[N], dy[N];
+    for (int i = 0; i < N; i++) {
+        f[i] = (float)(i % 13) - 6.0f;
+        x[i] = (float)(i % 7) * 0.5f;
+        dout[i] = (float)(i % 5) - 2.0f;
+    }
+    Sublayer s = {.mask = mask};
+    Error err;
+    Rng rng;
+    rng_seed(&rng, 5);
+    for (int dropped = 0; dropped < 2; dropped++) {
+        float p = dropped ? 0.25f : 0.0f;
+        for (int i = 0; i < N; i++) {
+            out[i] = f[i], mask[i] = 7.0f, dy[i] = NAN;
+            dx[i] = 1.0f;
+        }
+        ck_assert_int_eq(sublayer_add(out, &s, x, p, dropped ? &rng : NULL,
+                                      N, &err), 0);
+        int zeros = 0;
+        for (int i = 0; i < N; i++) {
+            float m = dropped ? mask[i] : 1.0f;
+            if (!dropped) ck_assert_float_eq(mask[i], 7.0f);
+            else ck_assert(m == 0.0f || m == 1.0f / (1.0f - p));
+            zeros += m == 0.0f;
+            ck_assert_float_eq(out[i], x[i] + f[i] * m);
+        }
+        if (dropped) ck_assert(zeros > N / 8 && zeros < N / 2);
+        const float *df = sublayer_add_backward(dx, dy, dout, &s, N);
+        ck_assert_ptr_eq(df, dropped ? dy : dout);
+        for (int i = 0; i < N; i++) {
+            ck_assert_float_eq(dx[i], 1.0f + dout[i]);
+            if (dropped) ck_assert_float_eq(dy[i], dout[i] * mask[i]);
+            else ck_assert(isnan(dy[i]));
+        }
+    }
+    // a p out of range is still refused, and the stream left as it was
+    for (int i = 0; i < N; i++) out[i] = f[i];
+    ck_assert_int_eq(sublayer_add(out, &s, x, -0.5f, &rng, N, &err), -1);
+    ck_assert_str_eq(err.msg, "dropout: p must be in [0, 1), got -0.5");
+    ck_assert_mem_eq(out, f, sizeof out);
+}
+END_TEST
+
 // ---- the blocks -----------------------------------------------------------
 
 typedef struct {
@@ -894,6 +944,7 @@ Suite *ch4_suite(void) {
     tcase_add_test(tc, norms_backward_finite_differences);
     tcase_add_test(tc, layernorm_output_is_normalised);
     tcase_add_test(tc, residual_passes_gradient_to_both);
+    tcase_add_test(tc, sublayer_add_passes_through_without_dropout);
     suite_add_tcase(s, tc);
     tc = tcase_new("block", "ch4");
     tcase_add_test(tc, blocks_match_pytorch);
