@@ -4,10 +4,13 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 
+#include "mem.h"
 #include "parallel.h"
 
 #define LN_COLS 16   // columns per task in the backward column sums
+#define LN_ROWS 64   // rows per block of layernorm_backward
 
 // A row's sums are kept in double, in LN_LANES running sums side by side:
 // one sum would be a chain of dependent additions that the compiler must
@@ -74,39 +77,57 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
 //< layernorm-forward
 
 //> layernorm-backward
+// The column sums of dweight and dbias, one block of LN_ROWS rows at a
+// time: a block's sums are made while its rows are at hand for dinp, and
+// kept here until every block is done. The calling thread's buffer,
+// grown to the largest need and kept: a training step allocates nothing.
+static _Thread_local double *block_sums;
+static _Thread_local size_t block_sums_n;
+
 void layernorm_backward(float *dinp, float *dweight, float *dbias,
                         const float *dout, const float *inp,
                         const float *weight, const float *mean,
                         const float *rstd, int B, int T, int C) {
     assert(B >= 1 && T >= 1 && C >= 1);
-    int N = B * T;
+    int N = B * T, blocks = (N + LN_ROWS - 1) / LN_ROWS;
+    size_t need = (size_t)blocks * 2 * C;
+    if (need > block_sums_n) {
+        free(block_sums);
+        block_sums = xmalloc(need * sizeof *block_sums);
+        block_sums_n = need;
+    }
+    double *sums = block_sums;
     PARALLEL_FOR
-    for (int r = 0; r < N; r++) {          // dinp: row by row
-        const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
-        float m = mean[r], s = rstd[r];
-        double sum_g = row_sum_g(weight, dy, x, m, s, C, false);
-        double sum_gx = row_sum_g(weight, dy, x, m, s, C, true);
-        float a = (float)(sum_g / C), b = (float)(sum_gx / C);
-        float *dx = dinp + (size_t)r * C;
-        for (int i = 0; i < C; i++) {
-            float xhat = (x[i] - m) * s;
-            dx[i] += s * (weight[i] * dy[i] - a - xhat * b);
+    for (int k = 0; k < blocks; k++) {
+        double *dw = sums + (size_t)k * 2 * C, *db = dw + C;
+        for (int i = 0; i < C; i++) dw[i] = db[i] = 0.0;
+        int end = N - k * LN_ROWS < LN_ROWS ? N : (k + 1) * LN_ROWS;
+        for (int r = k * LN_ROWS; r < end; r++) {   // dinp, row by row
+            const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
+            float m = mean[r], s = rstd[r];
+            double sum_g = row_sum_g(weight, dy, x, m, s, C, false);
+            double sum_gx = row_sum_g(weight, dy, x, m, s, C, true);
+            float a = (float)(sum_g / C), b = (float)(sum_gx / C);
+            float *dx = dinp + (size_t)r * C;
+            for (int i = 0; i < C; i++) {
+                float xhat = (x[i] - m) * s;
+                dx[i] += s * (weight[i] * dy[i] - a - xhat * b);
+                dw[i] += (double)dy[i] * xhat;     // and the block's sums
+                db[i] += dy[i];
+            }
         }
     }
-    // dweight, dbias: sums down the columns, 16 columns (one cache line of
-    // each row) per task, every column summed in row order whatever the
-    // number of threads, so the results are repeatable.
+    // dweight, dbias: the blocks' sums added in block order, 16 columns
+    // per task: the same results whatever the number of threads.
     PARALLEL_FOR
     for (int i0 = 0; i0 < C; i0 += LN_COLS) {
         int n = C - i0 < LN_COLS ? C - i0 : LN_COLS;
         double dw[LN_COLS] = {0}, db[LN_COLS] = {0};
-        for (int r = 0; r < N; r++) {
-            const float *dy = dout + (size_t)r * C + i0;
-            const float *x = inp + (size_t)r * C + i0;
-            float m = mean[r], s = rstd[r];
+        for (int k = 0; k < blocks; k++) {
+            const double *w = sums + (size_t)k * 2 * C + i0, *b = w + C;
             for (int j = 0; j < n; j++) {
-                dw[j] += (double)dy[j] * ((x[j] - m) * s);
-                db[j] += dy[j];
+                dw[j] += w[j];
+                db[j] += b[j];
             }
         }
         for (int j = 0; j < n; j++) {

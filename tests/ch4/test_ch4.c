@@ -162,6 +162,58 @@ START_TEST(norms_backward_finite_differences) {
 }
 END_TEST
 
+// layernorm_backward sums dweight and dbias a block of rows at a time:
+// with several blocks and a short last one (197 rows), C not a multiple of
+// the column tasks (37), on 1 thread and on 2 the same bits, and each
+// gradient as its definition gives it in double, added onto what was there.
+START_TEST(layernorm_backward_blocks_any_thread_count) {
+    enum { N = 197, C = 37 };
+    float *x = randn_floats((size_t)N * C, 2.0f, 71);
+    float *dy = randn_floats((size_t)N * C, 1.0f, 72);
+    float *w = randn_floats(C, 1.0f, 73), *b = randn_floats(C, 1.0f, 74);
+    float *y = alloc_floats((size_t)N * C), mean[N], rstd[N];
+    layernorm_forward(y, mean, rstd, x, w, b, 1, N, C);
+    float *dx[2], dw[2][C], db[2][C];
+    for (int t = 0; t < 2; t++) {
+        ThreadCounts prev = threads_set(t + 1);
+        dx[t] = alloc_floats((size_t)N * C);
+        for (int i = 0; i < C; i++) dw[t][i] = db[t][i] = 1.0f;
+        layernorm_backward(dx[t], dw[t], db[t], dy, x, w, mean, rstd, 1, N,
+                           C);
+        threads_restore(prev);
+    }
+    ck_assert_mem_eq(dx[0], dx[1], (size_t)N * C * sizeof *dx[0]);
+    ck_assert_mem_eq(dw[0], dw[1], sizeof dw[0]);
+    ck_assert_mem_eq(db[0], db[1], sizeof db[0]);
+    for (int i = 0; i < C; i++) {
+        double sw = 1.0, sb = 1.0;
+        for (int r = 0; r < N; r++) {
+            double d = dy[(size_t)r * C + i];
+            sw += d * ((x[(size_t)r * C + i] - mean[r]) * (double)rstd[r]);
+            sb += d;
+        }
+        ck_assert_double_eq_tol(dw[0][i], sw, 1e-4 * (1.0 + fabs(sw)));
+        ck_assert_double_eq_tol(db[0][i], sb, 1e-4 * (1.0 + fabs(sb)));
+    }
+    for (int r = 0; r < N; r += 13) {         // dx of some rows
+        const float *xr = x + (size_t)r * C, *gr = dy + (size_t)r * C;
+        double sg = 0, sgx = 0, xh[C];
+        for (int i = 0; i < C; i++) {
+            xh[i] = (xr[i] - mean[r]) * (double)rstd[r];
+            sg += (double)w[i] * gr[i];
+            sgx += (double)w[i] * gr[i] * xh[i];
+        }
+        for (int i = 0; i < C; i++) {
+            double want = rstd[r] * ((double)w[i] * gr[i] - sg / C
+                                     - xh[i] * sgx / C);
+            ck_assert_double_eq_tol(dx[0][(size_t)r * C + i], want,
+                                    1e-4 * (1.0 + fabs(want)));
+        }
+    }
+    free(x), free(dy), free(w), free(b), free(y), free(dx[0]), free(dx[1]);
+}
+END_TEST
+
 START_TEST(layernorm_output_is_normalised) {
     // weight 1, bias 0: every row has mean 0 and variance 1 (up to eps),
     // whatever its scale and offset
@@ -943,6 +995,7 @@ Suite *ch4_suite(void) {
     tcase_add_test(tc, norms_match_pytorch);
     tcase_add_test(tc, norms_backward_finite_differences);
     tcase_add_test(tc, layernorm_output_is_normalised);
+    tcase_add_test(tc, layernorm_backward_blocks_any_thread_count);
     tcase_add_test(tc, residual_passes_gradient_to_both);
     tcase_add_test(tc, sublayer_add_passes_through_without_dropout);
     suite_add_tcase(s, tc);
