@@ -1244,13 +1244,31 @@ static void check_attention_rows(KReport *rep, const int sz[4],
 // sz: B, NH, T, HS. The fused causal attention against chapter 2's
 // attention_forward and attention_backward (causal, no key mask): out, the
 // three gradients (started from random values, so the += is checked), and
-// lse against the log-sum-exp of each row's scaled scores, computed here
-// in double. T above 32 spans several tiles (a partial one last); HS
-// above 32 gives a lane more than one float of a row.
-static void check_flash(KReport *rep, const int sz[4], uint64_t seed) {
+// (fp32) lse against the log-sum-exp of each row's scaled scores, computed
+// here in double. T above 32 spans several tiles (a partial one last); HS
+// above 32 gives a lane more than one float of a row. tc: the
+// tensor-core kernels of flash_tc.cu instead of flash.cu's, held to
+// FLASH_TC_TOL for bf16's rounding (their lse is not compared).
+//
+// The tolerance, measured: chapter 2's fp32 attention run on q, k, v and
+// dout rounded to bf16 (and nothing else) differs from it on unrounded
+// ones by up to 6.8e-3 (out 4.0e-3, dq 6.8e-3, dk 5.5e-3, dv 3.8e-3, the
+// worst of 20 seeds at each of these sizes and at T = 256, HS = 64): the
+// part of the error that any bf16 kernel has. The kernel, which also
+// rounds the weights P and their gradients dS, stayed within 5.0e-3 over
+// 11 seeds. 2e-2 is three times the operands' own spread; the wrong
+// kernels tried (no online rescale, the causal mask by whole tiles, the
+// last partial tile skipped, a __syncwarp missing) err by 7e-2 or more.
+static const double FLASH_TC_TOL = 2e-2;
+
+static void check_flash_kernels(KReport *rep, const int sz[4],
+                                uint64_t seed, bool tc) {
     int B = sz[0], NH = sz[1], T = sz[2], HS = sz[3];
-    char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d NH=%d T=%d HS=%d", B, NH, T, HS);
+    const char *kind = tc ? "flash_tc_cuda" : "flash_cuda";
+    double tol = tc ? FLASH_TC_TOL : FP32_TOL;
+    char sizes[64], name[96];
+    snprintf(sizes, sizeof sizes, "B=%d NH=%d T=%d HS=%d%s", B, NH, T, HS,
+             tc ? " bf16" : "");
     Rng rng;
     rng_seed(&rng, seed);
     size_t n = (size_t)B * NH * T * HS, rows = (size_t)B * NH * T;
@@ -1270,10 +1288,8 @@ static void check_flash(KReport *rep, const int sz[4], uint64_t seed) {
     float *datt = (float *)xmalloc(na * sizeof *datt);
     float *lse = (float *)xmalloc(rows * sizeof *lse);
     if (attention_forward(out, att, q, k, v, NULL, true, B, NH, T, T, HS,
-                          NULL) != 0) {
-        fprintf(stderr, "check_flash: bad sizes %s\n", sizes);
-        exit(1);
-    }
+                          NULL) != 0)
+        die("check_flash: bad sizes %s", sizes);
     attention_backward(dq, dk, dv, datt, dout, att, q, k, v, B, NH, T, T,
                        HS);
     // lse of row (z, t): over keys 0..t, scores q_t . k_s / sqrt(HS)
@@ -1296,23 +1312,42 @@ static void check_flash(KReport *rep, const int sz[4], uint64_t seed) {
         free(sc);
     }
 
-    attention_forward_flash_cuda(d_out, d_lse, d_q, d_k, d_v, B, NH, T, HS);
-    attention_backward_flash_cuda(d_dq, d_dk, d_dv, d_dout, d_out, d_lse,
-                                  d_q, d_k, d_v, B, NH, T, HS);
-    compare(rep, "attention_forward_flash_cuda: out", sizes, d_out, out, n,
-            FP32_TOL);
-    compare(rep, "attention_forward_flash_cuda: lse", sizes, d_lse, lse,
-            rows, FP32_TOL);
-    compare(rep, "attention_backward_flash_cuda: dq", sizes, d_dq, dq, n,
-            FP32_TOL);
-    compare(rep, "attention_backward_flash_cuda: dk", sizes, d_dk, dk, n,
-            FP32_TOL);
-    compare(rep, "attention_backward_flash_cuda: dv", sizes, d_dv, dv, n,
-            FP32_TOL);
+    if (tc) {
+        attention_forward_flash_tc_cuda(d_out, d_lse, d_q, d_k, d_v, B, NH,
+                                        T, HS);
+        attention_backward_flash_tc_cuda(d_dq, d_dk, d_dv, d_dout, d_out,
+                                         d_lse, d_q, d_k, d_v, B, NH, T, HS);
+    } else {
+        attention_forward_flash_cuda(d_out, d_lse, d_q, d_k, d_v, B, NH, T,
+                                     HS);
+        attention_backward_flash_cuda(d_dq, d_dk, d_dv, d_dout, d_out, d_lse,
+                                      d_q, d_k, d_v, B, NH, T, HS);
+    }
+    snprintf(name, sizeof name, "attention_forward_%s: out", kind);
+    compare(rep, name, sizes, d_out, out, n, tol);
+    if (!tc) {
+        snprintf(name, sizeof name, "attention_forward_%s: lse", kind);
+        compare(rep, name, sizes, d_lse, lse, rows, tol);
+    }
+    const char *grad[3] = {"dq", "dk", "dv"};
+    float *d_got[3] = {d_dq, d_dk, d_dv}, *want[3] = {dq, dk, dv};
+    for (int j = 0; j < 3; j++) {
+        snprintf(name, sizeof name, "attention_backward_%s: %s", kind,
+                 grad[j]);
+        compare(rep, name, sizes, d_got[j], want[j], n, tol);
+    }
     float *dev[] = {d_q, d_k, d_v, d_dout, d_dq, d_dk, d_dv, d_out, d_lse};
     for (float *p : dev) cuda_free(p);
     float *host[] = {q, k, v, dout, dq, dk, dv, out, att, datt, lse};
     for (float *p : host) free(p);
+}
+
+static void check_flash(KReport *rep, const int sz[4], uint64_t seed) {
+    check_flash_kernels(rep, sz, seed, false);
+}
+
+static void check_flash_tc(KReport *rep, const int sz[4], uint64_t seed) {
+    check_flash_kernels(rep, sz, seed, true);
 }
 
 // ---- crossentropy.cu, optim.cu ---------------------------------------------
@@ -2413,65 +2448,6 @@ static void check_wmma_positions(KReport *rep, const int sz[4],
     free(a), free(b);
 }
 
-
-// sz: B, NH, T, HS. The tensor-core attention (flash_tc.cu) against
-// chapter 2's attention_forward and attention_backward in fp32 (causal,
-// no key mask), as check_flash, with FLASH_TC_TOL for bf16's rounding.
-//
-// The tolerance, measured: chapter 2's fp32 attention run on q, k, v and
-// dout rounded to bf16 (and nothing else) differs from it on unrounded
-// ones by up to 6.8e-3 (out 4.0e-3, dq 6.8e-3, dk 5.5e-3, dv 3.8e-3, the
-// worst of 20 seeds at each of these sizes and at T = 256, HS = 64): the
-// part of the error that any bf16 kernel has. The kernel, which also
-// rounds the weights P and their gradients dS, stayed within 5.0e-3 over
-// 11 seeds. 2e-2 is three times the operands' own spread; the wrong
-// kernels tried (no online rescale, the causal mask by whole tiles, the
-// last partial tile skipped, a __syncwarp missing) err by 7e-2 or more.
-static const double FLASH_TC_TOL = 2e-2;
-
-static void check_flash_tc(KReport *rep, const int sz[4], uint64_t seed) {
-    int B = sz[0], NH = sz[1], T = sz[2], HS = sz[3];
-    char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d NH=%d T=%d HS=%d bf16", B, NH, T,
-             HS);
-    Rng rng;
-    rng_seed(&rng, seed);
-    size_t n = (size_t)B * NH * T * HS, rows = (size_t)B * NH * T;
-    size_t na = rows * T;
-    float *q = host_randn(&rng, n, 1.0f), *k = host_randn(&rng, n, 1.0f);
-    float *v = host_randn(&rng, n, 1.0f), *dout = host_randn(&rng, n, 1.0f);
-    float *dq = host_randn(&rng, n, 1.0f), *dk = host_randn(&rng, n, 1.0f);
-    float *dv = host_randn(&rng, n, 1.0f);
-    float *d_q = to_device(q, n), *d_k = to_device(k, n);
-    float *d_v = to_device(v, n), *d_dout = to_device(dout, n);
-    float *d_dq = to_device(dq, n), *d_dk = to_device(dk, n);
-    float *d_dv = to_device(dv, n);
-    float *d_out = cuda_alloc_floats(n), *d_lse = cuda_alloc_floats(rows);
-    float *out = (float *)xmalloc(n * sizeof *out);
-    float *att = (float *)xmalloc(na * sizeof *att);
-    float *datt = (float *)xmalloc(na * sizeof *datt);
-    if (attention_forward(out, att, q, k, v, NULL, true, B, NH, T, T, HS,
-                          NULL) != 0)
-        die("check_flash_tc: bad sizes %s", sizes);
-    attention_backward(dq, dk, dv, datt, dout, att, q, k, v, B, NH, T, T,
-                       HS);
-    attention_forward_flash_tc_cuda(d_out, d_lse, d_q, d_k, d_v, B, NH, T,
-                                    HS);
-    attention_backward_flash_tc_cuda(d_dq, d_dk, d_dv, d_dout, d_out, d_lse,
-                                     d_q, d_k, d_v, B, NH, T, HS);
-    compare(rep, "attention_forward_flash_tc_cuda: out", sizes, d_out, out,
-            n, FLASH_TC_TOL);
-    compare(rep, "attention_backward_flash_tc_cuda: dq", sizes, d_dq, dq, n,
-            FLASH_TC_TOL);
-    compare(rep, "attention_backward_flash_tc_cuda: dk", sizes, d_dk, dk, n,
-            FLASH_TC_TOL);
-    compare(rep, "attention_backward_flash_tc_cuda: dv", sizes, d_dv, dv, n,
-            FLASH_TC_TOL);
-    float *dev[] = {d_q, d_k, d_v, d_dout, d_dq, d_dk, d_dv, d_out, d_lse};
-    for (float *p : dev) cuda_free(p);
-    float *host[] = {q, k, v, dout, dq, dk, dv, out, att, datt};
-    for (float *p : host) free(p);
-}
 
 // ---- the table -------------------------------------------------------------
 
