@@ -82,9 +82,9 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K,
     // tokens) on several threads: each thread takes a band of C's rows
     // and runs OpenBLAS on one thread for it. OpenBLAS's own threads share
     // one packed copy of B and wait for each other to make it; here each
-    // thread packs its own, and never waits. The 16 weight gradients of a
-    // default step of ./ch6 took 10% less time so (14.7-15.9 ms against
-    // 16.7-18.1, 2 threads, the Xeon of chapter 6's tables). Bands start
+    // thread packs its own, and never waits: a default step of ./ch6 on 2
+    // threads ran 1.05x faster so (chapter 6, "Weight gradients in
+    // bands", on a 2-core Xeon with AVX-512). Bands start
     // at multiples of 16 rows (no band ends in OpenBLAS's narrow edge
     // kernels) and each is as big as the tiles' smallest product, so that
     // it takes OpenBLAS's regular path as the whole product does: an
