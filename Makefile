@@ -34,8 +34,9 @@ chnum = $(firstword $(subst _, ,$(patsubst chapters/ch%,%,$(1))))
 CHAPTERS := $(foreach d,$(CHAPTER_DIRS),$(call chnum,$(d)))
 chdir = $(filter chapters/ch$(1)_%,$(CHAPTER_DIRS))
 PROGRAMS := $(addprefix ch,$(CHAPTERS))
-# chapters whose programs read Tiny Shakespeare by default
-DATA_CHAPTERS := 1 5 6
+# chapters whose programs read Tiny Shakespeare by default (./ch9 to
+# fine-tune GPT-2 on)
+DATA_CHAPTERS := 1 5 6 9
 # Multi30k (chapter 7): train.de is unpacked last, so it stands for all six
 MULTI30K := data/multi30k/train.de
 
@@ -168,12 +169,19 @@ $(BLEU_VECTORS): | $(OBJ)/.deps-data
 $(MULTI30K): | $(OBJ)/.deps-data
 	@bash common/fetch_data.sh multi30k
 
+# GPT-2 small for chapter 9: about 550 MB from Hugging Face at a pinned
+# revision, checked by size and sha256; needs the network (nothing in
+# make check does). Run again to resume an interrupted download.
+gpt2: | $(OBJ)/.deps-data
+	@bash common/fetch_data.sh gpt2
+.PHONY: gpt2
+
 banner: | $(OBJ)/.deps-build
 	@echo "build: $(CC), $(VARIANT) -> $(OBJ)/"
 	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
 	  $(if $(BLAS_LIBS),echo "  + OpenBLAS found: $(BLAS_LIBS)",echo "  - OpenBLAS not found"))
 	@$(if $(HAVE_OPENMP),echo "  + OpenMP found",echo "  - OpenMP not found: loops run on one thread")
-	@$(if $(filter 1,$(MPI)),echo "  + MPI=1: ./ch6 is built against Open MPI: mpirun -q -np N ./ch6")
+	@$(if $(filter 1,$(MPI)),echo "  + MPI=1: ./ch6 and ./ch9 are built against Open MPI: mpirun -q -np N ./ch6")
 	@$(if $(HAVE_NVCC),echo "  + nvcc found: ./ch8 builds for the GPU",echo "  - nvcc not found: no ./ch8 (its kernels are still tested, emulated)")
 	$(if $(CROSS),@echo "  + cross-compiling for $(CROSS): its programs run there (or under qemu)")
 
@@ -203,11 +211,14 @@ $$(OBJ)/$(call chdir,$(1))/%.o: $(call chdir,$(1))/%.c | $$(OBJ)/.deps-build
 	@mkdir -p $$(dir $$@)
 	$$(call say,CC $$<)$$(CC) $$(CFLAGS_ALL) $(call chincludes,$(1)) -c $$< -o $$@
 # later chapters first: each library may use the ones before it
-CH$(1)_LIBS = $$(foreach n,$$(shell seq $(1) -1 1),$$(if $$(filter $$(n),$$(CHAPTERS)),$$(OBJ)/libch$$(n).a))
+# (never chapter 8's: its library is CUDA under the emulation, which the
+# CPU chapters after it do not use)
+CH$(1)_LIBS = $$(foreach n,$$(filter-out 8,$$(shell seq $(1) -1 1)),$$(if $$(filter $$(n),$$(CHAPTERS)),$$(OBJ)/libch$$(n).a))
 $$(OBJ)/ch$(1): $$(OBJ)/$(call chdir,$(1))/main.o $$(CH$(1)_LIBS) $$(OBJ)/libcommon.a
 	$$(call say,LINK $$@)$$(CC) $$(LDFLAGS_ALL) $$^ $$(LIBS_ALL) -o $$@
-# (MPI=1: ./ch6 is the build against MPI, $(OBJ)/ch6-mpi)
-CH$(1)_BIN = $$(OBJ)/ch$(1)$$(if $$(and $$(filter 1,$$(MPI)),$$(filter 6,$(1))),-mpi)
+# (MPI=1: ./ch6 and ./ch9, which trains with chapter 6's program, are
+# the builds against MPI, $(OBJ)/ch6-mpi and $(OBJ)/ch9-mpi)
+CH$(1)_BIN = $$(OBJ)/ch$(1)$$(if $$(and $$(filter 1,$$(MPI)),$$(filter 6 9,$(1))),-mpi)
 ch$(1): banner $$(CH$(1)_BIN) $$(if $$(filter $(1),$(DATA_CHAPTERS)),data/tinyshakespeare.txt) $$(if $$(filter $(1),7),$(MULTI30K))
 	@cp $$(CH$(1)_BIN) ch$(1).tmp && mv -f ch$(1).tmp ch$(1) && echo "built ./ch$(1)$$(if $$(findstring -mpi,$$(CH$(1)_BIN)), (MPI: mpirun -q -np N ./ch$(1)))"
 	$$(if $$(and $$(filter 1,$$(NO_AVX512)),$$(IS_X86)),@echo "  without AVX-512: run it as OPENBLAS_CORETYPE=Haswell ./ch$(1) (OpenBLAS too)")
@@ -225,6 +236,8 @@ $(OBJ)/$(CH6_DIR)/dist.mpi.o: $(CH6_DIR)/dist.c | $(OBJ)/.deps-build $(OBJ)/.dep
 	@mkdir -p $(dir $@)
 	$(call say,CC $< (MPI))$(CC) $(CFLAGS_ALL) $(MPI_CFLAGS) -DUSE_MPI $(call chincludes,6) -c $< -o $@
 $(OBJ)/ch6-mpi: $(OBJ)/$(CH6_DIR)/main.o $(OBJ)/$(CH6_DIR)/dist.mpi.o $(CH6_LIBS) $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ $(LIBS_ALL) $(MPI_LIBS) -o $@
+$(OBJ)/ch9-mpi: $(OBJ)/$(call chdir,9)/main.o $(OBJ)/$(CH6_DIR)/dist.mpi.o $(CH9_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ $(LIBS_ALL) $(MPI_LIBS) -o $@
 # tests/mpi.sh compares checkpoints with it
 $(OBJ)/st_compare: tests/mpi/st_compare.c $(OBJ)/libcommon.a | $(OBJ)/.deps-build
@@ -355,6 +368,12 @@ $(OBJ)/killwatch: tests/faults/killwatch.c | $(OBJ)/.deps-build
 # tests/memory.sh's, which measures a run's peak resident memory
 $(OBJ)/peak: tests/memory/peak.c | $(OBJ)/.deps-build
 	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $< -o $@
+# and its GPT-2 of random weights for ./ch9, of any shape
+$(OBJ)/tests/memory/gpt2_random.o: tests/memory/gpt2_random.c | $(OBJ)/.deps-build
+	@mkdir -p $(dir $@)
+	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(call chincludes,9) -c $< -o $@
+$(OBJ)/gpt2_random: $(OBJ)/tests/memory/gpt2_random.o $(CH9_LIBS) $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $(filter %.o %.a,$^) $(LIBS_ALL) -o $@
 
 # The faults of tests/faults.sh in full (make check runs a few of each):
 # 24 kills of ./ch6 and 8 of ./ch7 at chosen moments, a full disk, Ctrl-C.
@@ -371,7 +390,7 @@ check-mpi: banner $(MPI_TEST_DEPS)
 
 # The memory estimates against the measured peaks alone (tests/memory.sh,
 # about 30 seconds); `make check-memory TABLE=1` prints the README's table.
-check-memory: banner data/tinyshakespeare.txt $(MULTI30K) $(addprefix $(OBJ)/ch,$(filter-out 8,$(CHAPTERS))) $(OBJ)/peak
+check-memory: banner data/tinyshakespeare.txt $(MULTI30K) $(addprefix $(OBJ)/ch,$(filter-out 8,$(CHAPTERS))) $(OBJ)/peak $(OBJ)/gpt2_random
 	bash tests/memory.sh $(if $(filter 1,$(TABLE)),--table) $(OBJ)
 .PHONY: check-memory
 
@@ -391,7 +410,7 @@ ifeq ($(EXERCISES),solutions)
 # checks of chapter 8's kernel benchmarks, emulated at small sizes (a few
 # seconds; each prints its table when a version fails).
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
-check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch $(OBJ)/peak \
+check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch $(OBJ)/peak $(OBJ)/gpt2_random \
     $(if $(filter 1,$(MPI)),$(MPI_TEST_DEPS))
 	@mkdir -p '$(call shq,$(GRADE_OUT))'
 	$(RUNNER) --json '$(call shq,$(GRADE_OUT))/results.json'
@@ -571,6 +590,23 @@ bench-mt: ch7 $(OBJ)/bpe_ids
 	python3 tests/bench/bench_mt.py --no-build --bpe-ids $(OBJ)/bpe_ids $(BENCH)
 .PHONY: bench-mt
 
+# Chapter 9's tokenizer against tiktoken on one thread (tests/bench/
+# tokenizer.py): Tiny Shakespeare and Multi30k encoded by both, the same
+# ids checked, the times and their ratio. Needs tiktoken (pip).
+$(OBJ)/tok_bench: tests/bench/tok_bench.c $(OBJ)/libch9.a $(OBJ)/libch7.a $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $(call chincludes,9) $^ $(LIBS_ALL) -o $@
+bench-tok: $(OBJ)/tok_bench data/tinyshakespeare.txt $(MULTI30K)
+	python3 tests/bench/tokenizer.py --bin $(OBJ)/tok_bench $(BENCH)
+.PHONY: bench-tok
+
+# ./ch9 against PyTorch and transformers at GPT-2 small's size, with
+# random weights (tests/bench/bench_gpt2.py): generation with the KV
+# cache and a fine-tuning step, on 1 and 2 threads (BENCH=--busy: also
+# beside a busy process). Needs PyTorch and transformers.
+bench-gpt2: ch9 $(OBJ)/gpt2_random $(OBJ)/products
+	python3 tests/bench/bench_gpt2.py --bin $(OBJ) $(BENCH)
+.PHONY: bench-gpt2
+
 # Chapter 8's kernel benchmarks (tests/bench/cuda/*.cu): versions of one
 # kernel each, checked against the CPU and timed over block sizes. Each
 # builds twice, as the chapter's kernels: with nvcc for the GPU (X.gpu,
@@ -707,6 +743,9 @@ help:
 	@echo "  make bench-mpi      ./ch6 on 2 MPI ranks against 2 threads, and PyTorch's DDP"
 	@echo "  make bench-gpu      ./ch8 against PyTorch on this machine's GPU"
 	@echo "  make bench-mt       ./ch7 translation against PyTorch: training, decoding"
+	@echo "  make bench-tok      chapter 9's tokenizer against tiktoken, one thread"
+	@echo "  make bench-gpt2     ./ch9 against PyTorch at GPT-2 small's size (random"
+	@echo "                      weights): generation and a fine-tuning step"
 	@echo "  make bench-kernels  chapter 8's kernels, version by version, over block sizes"
 	@echo "                      (tests/bench/cuda/*.cu; needs nvcc and a GPU;"
 	@echo "                      BENCH=\"--repeats N\")"
@@ -719,6 +758,8 @@ help:
 	@echo "                      math, console errors; screenshots in build/docs-check/"
 	@echo "  make data           fetch Tiny Shakespeare and Multi30k (and, from ../shared,"
 	@echo "                      the BLEU test vectors) into data/"
+	@echo "  make gpt2           fetch GPT-2 small (OpenAI's weights, 550 MB) into"
+	@echo "                      data/gpt2/ for ./ch9; needs the network; resumes"
 	@echo "  make deps           install every Debian package the project uses, except"
 	@echo "                      Chromium (make pdf and make docs-check install it)"
 	@echo "  make clean          remove build/, docs/site/ and the programs"

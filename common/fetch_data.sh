@@ -6,7 +6,7 @@
 # files are never part of the repository.
 set -euo pipefail
 
-name=${1:?usage: fetch_data.sh tinyshakespeare|multi30k|bleu}
+name=${1:?usage: fetch_data.sh tinyshakespeare|multi30k|bleu|gpt2}
 shared=../shared/data
 mkdir -p data
 
@@ -32,6 +32,38 @@ fetch() {   # fetch DEST SHARED_PATH URL SHA256
         exit 1
     fi
     mv "$tmp" "$dest"       # only a verified file ever has the final name
+}
+
+# fetch_resumable DEST URL SIZE SHA256: a large download. The bytes go to
+# DEST.part, which a later run continues (curl -C -) rather than starting
+# again; the file gets its name only once its size and sha256 are right.
+fetch_resumable() {
+    local dest=$1 url=$2 size=$3 sum=$4 part=$1.part have
+    if [ -f "$dest" ]; then return 0; fi
+    have=$(stat -c %s "$part" 2>/dev/null || echo 0)
+    if [ "$have" -gt "$size" ]; then rm -f "$part"; have=0; fi
+    if [ "$have" -lt "$size" ]; then
+        echo "data: downloading $url -> $dest ($size bytes$( \
+            [ "$have" -gt 0 ] && echo ", resuming at $have"))"
+        command -v curl >/dev/null || { echo "error: make gpt2 needs" \
+            "curl (apt-get install curl)" >&2; exit 1; }
+        # a progress bar on a terminal, nothing in a log
+        local show=-s
+        [ -t 2 ] && show=--progress-bar
+        curl -fL $show --retry 3 -C - -o "$part" "$url" || {
+            echo "error: download of $url failed; run make gpt2 again" \
+                 "to resume it" >&2; exit 1; }
+    fi
+    have=$(stat -c %s "$part")
+    if [ "$have" != "$size" ]; then
+        rm -f "$part"
+        echo "error: $dest: $have bytes, expected $size" >&2; exit 1
+    fi
+    if ! echo "$sum  $part" | sha256sum -c --status; then
+        rm -f "$part"
+        echo "error: $dest: sha256 mismatch (expected $sum)" >&2; exit 1
+    fi
+    mv "$part" "$dest"
 }
 
 case $name in
@@ -73,5 +105,24 @@ d79cfa999dd4c51d2cb42499b6796d5a882c3a8a961923c25a898c90f8bbd56f train.en
 726e39b2fa9eb9ffb6dc763fb35a179f80fae06ffc5d28b6ace5faa883de28a6 train.de
 SUMS
         ;;
+    gpt2)
+        # GPT-2 small (chapter 9): OpenAI's weights as Hugging Face
+        # publishes them, at one fixed revision of its gpt2 repository, so
+        # the files can never change under the checksums below. About 550
+        # MB; an interrupted download resumes where it stopped.
+        # GPT2_MIRROR replaces the repository's address (a local copy,
+        # file:///path/to/folder, for a machine without the network).
+        rev=607a30d783dfa663caf39e06633721c8d4cfcd7e
+        base=${GPT2_MIRROR:-https://huggingface.co/openai-community/gpt2/resolve/$rev}
+        mkdir -p data/gpt2
+        while read -r size sum file; do
+            fetch_resumable "data/gpt2/$file" "$base/$file" "$size" "$sum"
+        done <<'SUMS'
+665 0daed7749b4f02b8f76240d5444551d7b08712dab4d0adb8239c56ba823bb7b4 config.json
+1042301 196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783 vocab.json
+456318 1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5 merges.txt
+548105171 248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707 model.safetensors
+SUMS
+        echo "data: GPT-2 small is in data/gpt2/ (try ./ch9)" ;;
     *) echo "error: unknown data set '$name'" >&2; exit 2 ;;
 esac

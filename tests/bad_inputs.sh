@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # bad_inputs.sh - a catalogue of bad inputs for the chapter programs ./ch1
-# .. ./ch8: bad flags and numbers, bad files, damaged and mismatched
+# .. ./ch9: bad flags and numbers, bad files, damaged and mismatched
 # checkpoints, half-written run folders, outputs that cannot be written.
 # Run by `make check` from the repository root:
 #
-#   bash tests/bad_inputs.sh [folder holding ch1 .. ch8]   (default: .)
+#   bash tests/bad_inputs.sh [folder holding ch1 .. ch9]   (default: .)
 #
 # (./ch8 is there only where nvcc built it. Without a GPU it cannot
 # train, so its files are never read there: its cases are its flags, its
@@ -656,12 +656,83 @@ device" ch8 --emulate
     fi
 fi
 
+# ---- ch9: GPT-2 (the tiny GPT-2 of tests/reference/ch9_ft) ----------------
+# OpenAI's weights are not here: a missing folder or file is a usage error
+# (status 2) that says what is missing, and for data/gpt2 how to get it
+g9=(--model "$ROOT/tests/reference/ch9_ft" --threads 1)
+f9=(--finetune "${g9[@]}" --eval-iters 1 --sample-tokens 0 --quiet)
+fixture "$BIN/ch9" "${f9[@]}" --steps 2 --out "$D/run9"
+G=$D/gpt2   # a copy of the fixture's folder, to damage file by file
+mkdir -p "$G"
+cp -L "$ROOT"/tests/reference/ch9_ft/* "$G/"
+copy9() {   # copy9 NAME: $D/NAME, a copy of $G
+    rm -rf "${D:?}/$1" && cp -r "$G" "$D/$1"
+}
+bad flag 2 "unknown flag '--top_k'" ch9 --top_k 3
+bad flag 2 "--prompt needs a value" ch9 --prompt
+bad range 2 "--tokens must be in [0, 100000], got -1" ch9 --tokens -1
+bad real 2 "--temperature expects a finite number, got 'nan'" ch9 \
+    --temperature nan
+bad flag 2 "--crop must be slide or exact, got 'wide'" ch9 "${g9[@]}" \
+    --crop wide
+bad flag 2 "--tokenize is empty" ch9 --tokenize ''
+bad flag 2 "--tokenize and --decode: give one" ch9 --tokenize a --decode 1
+(cd "$D" && bad file 2 "no GPT-2 files in data/gpt2: run make gpt2 (550 MB, \
+needs a network)" ch9 --prompt Hi)
+bad file 2 "$D/dir has no config.json: not a GPT-2 folder" ch9 --model \
+    "$D/dir"
+copy9 g9a && rm "$D/g9a/model.safetensors"
+bad file 2 "$D/g9a has no model.safetensors" ch9 --model "$D/g9a"
+copy9 g9b && rm "$D/g9b/merges.txt"
+bad file 2 "$D/g9b has no merges.txt" ch9 --model "$D/g9b" --tokenize hi
+copy9 g9c && cut_at "$G/model.safetensors" 1000 "$D/g9c/model.safetensors"
+bad file 1 "$D/g9c/model.safetensors: " ch9 --model "$D/g9c"
+copy9 g9d && printf '{"n_embd": 16}' >"$D/g9d/config.json"
+bad file 1 "$D/g9d/config.json: " ch9 --model "$D/g9d"
+copy9 g9e && printf '#version: 0.2\nnot-a-merge\n' >"$D/g9e/merges.txt"
+bad file 1 "merges.txt" ch9 --model "$D/g9e" --tokenize hi
+copy9 g9f && printf '{"a": 0}' >"$D/g9f/vocab.json"
+bad file 1 "vocab.json" ch9 --model "$D/g9f"
+bad file 1 "cannot open $D/none" ch9 --checkpoint "$D/none"
+bad flag 2 "--checkpoint takes a file, not a folder" ch9 --checkpoint "$D/dir"
+# chapter 6's checkpoint (characters) beside a tokenizer's files
+mkdir -p "$D/c6" && cp "$D/run6/model.safetensors" "$G/vocab.json" \
+    "$G/merges.txt" "$D/c6/"
+bad ckpt 1 "a model of characters, not of GPT-2's tokens" ch9 \
+    --checkpoint "$D/c6/model.safetensors"
+bad ckpt 1 "its ids are gpt2 tokens, not characters (./ch9 reads it)" \
+    ch5 --checkpoint "$D/run9/model.safetensors" --sample-only
+bad range 2 "--decode: '2048' is no token id: the ids are 0 to 2047" ch9 \
+    "${g9[@]}" --decode "12 2048"
+bad range 2 "--decode: '-3' is no token id" ch9 "${g9[@]}" --decode "-3"
+bad flag 2 "--decode: 'x' is no token id" ch9 "${g9[@]}" --decode "1 x"
+# fine-tuning: chapter 6's checks, with the task's own
+bad range 2 "--window must be in [1, 100000], got 0" ch9 "${f9[@]}" \
+    --window 0
+bad size 2 "--window 129 is longer than the model's block of 128 tokens" \
+    ch9 "${f9[@]}" --window 129
+bad flag 2 "unknown flag '--layers'" ch9 "${f9[@]}" --layers 2
+bad flag 2 "unknown flag '--sample-chars'" ch9 "${f9[@]}" --sample-chars 1
+bad file 2 "$D/short is too short for --window 64" ch9 "${f9[@]}" --data \
+    "$D/short"
+bad file 1 "cannot read $D/dir: Is a directory" ch9 "${f9[@]}" --data "$D/dir"
+bad ckpt 1 "$D/run6 holds a run on characters; ./ch9 trains on gpt2 tokens" \
+    ch9 --finetune --resume "$D/run6" --steps 3
+bad ckpt 1 "$D/run9 holds a run on gpt2 tokens; ./ch6 trains on characters" \
+    ch6 --resume "$D/run9" --steps 3
+bad flag 2 "--model cannot change on --resume: the run in $D/run9 fixes it" \
+    ch9 "${f9[@]}" --resume "$D/run9" --steps 3
+rm -rf "$D/run9b" && cp -r "$D/run9" "$D/run9b" && rm "$D/run9b/vocab.json"
+bad ckpt 1 "$D/run9b has no tokenizer: a run keeps a copy of vocab.json" \
+    ch9 --finetune --resume "$D/run9b" \
+    --steps 3 --quiet
+
 # ---- every program: a report that cannot be written -------------------------
 # Standard output on a full disk: the program must not end with status 0
 # as if its report had been written.
 for args in "ch1" "ch2 --max-T 64" "ch3 --T 4" "ch4 --depths 1" \
             "ch5 ${m5[*]} --tokens 20" "ch6 ${t6[*]} --steps 2" \
-            "ch7 ${t7[*]} --steps 2" "ch1 --help"; do
+            "ch7 ${t7[*]} --steps 2" "ch9 ${g9[*]} --tokens 5" "ch1 --help"; do
     # (word splitting of $args is wanted: a program and its flags)
     # shellcheck disable=SC2086
     STDOUT=$DEVFULL bad out 1 "cannot write the output: No space left on \

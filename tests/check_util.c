@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "exercise.h"
@@ -88,4 +89,24 @@ bool limit_data_memory(size_t bytes) {
     lim.rlim_cur = (rlim_t)bytes;
     ck_assert_int_eq(setrlimit(RLIMIT_DATA, &lim), 0);
     return true;
+}
+
+int run_in_child(const char *out_path, const char *err_path,
+                 int (*body)(void *), void *ctx) {
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (!freopen(out_path, "w", stdout)
+            || !freopen(err_path, "w", stderr))
+            _exit(99);
+        int rc = body(ctx);
+        fflush(stdout);
+        _exit(rc);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
 }

@@ -63,6 +63,13 @@ void remove_tree(const char *path);
 #include <stdbool.h>
 bool limit_data_memory(size_t bytes);
 
+// Runs body(ctx) in a child process with its standard output in the file
+// out_path and its standard error in err_path, and returns the child's
+// exit status: body's value. A test runs a whole program so (train_main)
+// without the program's exits and output ending the test.
+int run_in_child(const char *out_path, const char *err_path,
+                 int (*body)(void *), void *ctx);
+
 // Tiny Shakespeare, for tests that need the real corpus (`make check`
 // fetches it first).
 #define SHAKESPEARE_PATH "data/tinyshakespeare.txt"

@@ -2,7 +2,8 @@
 # memory.sh - every program's memory estimate against the peak it reaches.
 # Run by `make check` from the repository root:
 #
-#   bash tests/memory.sh [folder holding ch1 .. ch8 and peak]   (default: .)
+#   bash tests/memory.sh [--table | --gpt2-small] [folder holding ch1 .. ch9,
+#                        peak and gpt2_random]   (default: .)
 #
 # Before its first large allocation each program adds up what it will
 # allocate (common/mem.h) and, with MEM_ESTIMATE=1, prints "chN: memory
@@ -22,13 +23,16 @@
 # About 30 seconds on a busy 2-core machine; ./ch8's rows only where
 # nvcc built it and nvidia-smi lists a GPU.
 set -u
-TABLE=0
+TABLE=0 GPT2=0
 if [ "${1:-}" = "--table" ]; then TABLE=1; shift; fi
+if [ "${1:-}" = "--gpt2-small" ]; then GPT2=1; shift; fi
 BIN=$(cd "${1:-.}" && pwd)
 PEAK=$BIN/peak
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 [ -x "$PEAK" ] || { echo "memory.sh: no $PEAK (make builds it)" >&2; exit 1; }
+[ -x "$BIN/gpt2_random" ] \
+    || { echo "memory.sh: no $BIN/gpt2_random (make builds it)" >&2; exit 1; }
 # a sanitizer's shadow memory is in no estimate
 if grep -qa "__asan_init\|__tsan_init" "$BIN/ch1"; then
     echo "memory.sh: a sanitizer build: skipped"
@@ -64,7 +68,7 @@ sweep() {
     "$PEAK" timeout 120 "$BIN/$prog" "$@" >/dev/null 2>"$TMP/err" \
         </dev/null
     local rc=$?
-    local est peak
+    local est
     est=$(sed -n 's/^.*: memory estimated \([0-9.]*\) MiB.*$/\1/p' \
           "$TMP/err" | tail -n 1)
     peak=$(sed -n 's/^peak_kib \([0-9]*\)$/\1/p' "$TMP/err")
@@ -95,6 +99,25 @@ sweep() {
     if [ "$6" = 1 ]; then passed=$((passed + 1))
     else fail "$1 $2: estimated $3 MiB, peak $4 MiB ($5%, over 10%)"; fi
 }
+
+# --gpt2-small: ./ch9 alone, on a GPT-2 of GPT-2 small's shape (124M
+# parameters, random weights: a 500 MB folder in $TMP), generating and
+# fine-tuning at the default batch of 4 x 64, whose peak must also stay
+# under 2.5 GB (2,384 MiB). About a minute; not part of make check.
+if [ "$GPT2" = 1 ]; then
+    declare -A SHARED=()
+    echo "memory.sh: ./ch9 on GPT-2 small's shape, 2 threads"
+    "$BIN/gpt2_random" "$TMP/small" tests/reference/ch9_tok 50257 1024 \
+        12 12 768 || fail "gpt2_random: cannot write GPT-2 small"
+    sweep ch9 --model "$TMP/small" --tokens 20 --threads 2
+    sweep ch9 --finetune --model "$TMP/small" --steps 1 --eval-iters 1 \
+        --sample-tokens 20 --quiet --threads 2
+    [ "${peak:-0}" -le $((2384 * 1024)) ] \
+        || fail "ch9 --finetune: a peak of $((peak / 1024)) MiB, over 2.5 GB"
+    echo "memory.sh: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+    exit
+fi
 
 s6=(--steps 1 --eval-iters 1 --sample-chars 20 --quiet --threads 2)
 # a saved run resumed for one more step
@@ -139,6 +162,23 @@ sweep ch7 "${t7[@]}" --embd 256 --ffn 1024 --batch 256 --held-out 1000 \
     --show 20 --beam 8
 sweep ch7 "${m7[@]}" --embd 64 --ffn 256 --layers 1 --heads 2 --beam 2
 sweep ch7 "${m7[@]}" --embd 128 --ffn 512 --layers 2 --heads 4 --beam 4
+# ./ch9 on a GPT-2 of random weights in Hugging Face's layout
+# (gpt2_random): GPT-2's vocabulary of 50,257 and block of 1,024, with 4
+# layers 256 wide, so that, as in GPT-2 small, the logits (B x T x 50257,
+# and their gradient) are most of a fine-tuning run's activations, and
+# the model and its KV cache most of a generation's. (GPT-2 small's own
+# shape, 124M parameters: tests/memory.sh --gpt2-small, below.)
+"$BIN/gpt2_random" "$TMP/g9" tests/reference/ch9_tok 50257 1024 \
+    4 4 256 || fail "gpt2_random: cannot write a GPT-2 to measure"
+s9=(--finetune --model "$TMP/g9" --steps 1 --eval-iters 1
+    --sample-tokens 20 --quiet --threads 2)
+SHARED[ch9]="${s9[*]}"
+sweep ch9 --model "$TMP/g9" --tokens 20 --threads 2
+sweep ch9 --model "$TMP/g9" --tokens 20 --threads 2 --no-cache
+sweep ch9 "${s9[@]}" --out "$TMP/r9"
+sweep ch9 "${s9[@]}" --batch 8 --window 128
+sweep ch9 --finetune --resume "$TMP/r9" --steps 2 --eval-iters 1 \
+    --sample-tokens 20 --quiet --threads 2
 if [ -x "$BIN/ch8" ] && nvidia-smi -L 2>/dev/null | grep -q "^GPU"; then
     # the host's memory: chapter 6's plan, with the CUDA runtime in what
     # the process holds when it checks
@@ -223,6 +263,8 @@ if [ "$TABLE" = 0 ]; then
     if [ "$before" = "$after" ]; then passed=$((passed + 1))
     else fail "ch6 --resume: the refused run's folder changed"; fi
     fits ch6 --resume "$TMP/r6c" "${r6[@]}"
+    refuse $((512 << 10)) --window ch9 "${s9[@]}" --batch 8 --window 128
+    fits ch9 "${s9[@]}" --batch 8 --window 128
     refuse $((768 << 10)) --batch ch7 "${t7[@]}" --embd 256 --ffn 1024 \
         --batch 256 --held-out 1000
     refuse $((768 << 10)) --batch-tokens ch7 "${m7[@]}" --embd 256 \

@@ -33,7 +33,7 @@ last_chapter() {
 }
 
 # Students upload one of three things, and each is accepted:
-#   - the contents of exercises/: ch1/ ... ch8/ at the top;
+#   - the contents of exercises/: ch1/ ... ch9/ at the top;
 #   - a folder holding them, one level down (exercises/ch1/..., or
 #     "My work/ch1/..."); exercises/ is taken first, then the folder with
 #     the most exercise files;

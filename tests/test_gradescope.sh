@@ -182,7 +182,7 @@ row() {   # row NAME BROKEN-ID: the row of solutions/ with BROKEN-ID at 0
     row "Ann Lee" none
     row '"Bo, Jr."' 3.1
     echo "Cy,0,$max$(awk '{ printf ",0" }' "$tmp/points"),\"no exercise" \
-         "files in the submission: upload the folders ch1/ ... ch8/ of" \
+         "files in the submission: upload the folders ch1/ ... ch9/ of" \
          "exercises/ (ch1/ex1_1_vocab.c, ...), or the exercises/ folder" \
          "that holds them; the submission holds: notes.txt\""
 } > "$tmp/want.csv"

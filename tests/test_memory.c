@@ -10,7 +10,9 @@
 //
 // gpt_sizes_count_the_allocations: gpt_model_floats (gpt_create),
 //   gpt_acts_floats (gpt_acts_alloc), gpt_score_floats (gpt_score),
-//   generate_floats (generate, with and without the cache) and
+//   generate_floats_for (generate, with and without the cache, the
+//   window it passes whole sized for its prompt), generate_floats (the
+//   most: a whole block's prompt, the exact window) and
 //   gpt_train_floats (the model, gpt_train_init, gpt_train_split,
 //   trainer_init), for models with and without biases, dropout and
 //   learned positions. A table left out of a count (the caches' array,
@@ -124,13 +126,27 @@ START_TEST(gpt_sizes_count_the_allocations) {
             TAKE(t, rc = generate(&m, ids, 2, out, &o, NULL, NULL, NULL,
                                   &err));
             ck_assert_int_eq(rc, 0);
-            agrees("generate_floats", t, generate_floats(c));
+            agrees("generate_floats_for", t,
+                   generate_floats_for(c, 2, &o));
         }
+        // and the most any generation takes: a prompt of a whole block,
+        // past it, with the exact window
+        GenOptions worst = {.max_new_tokens = 3, .seed = 3,
+                            .use_cache = true, .window = WINDOW_EXACT,
+                            .sample = {1.0f, 0, 1.0f}};
+        int *full = xmalloc(((size_t)c->block_size + 3) * sizeof *full);
+        TAKE(t, rc = generate(&m, ids, c->block_size, full, &worst, NULL,
+                              NULL, NULL, &err));
+        ck_assert_int_eq(rc, 0);
+        agrees("generate_floats", t, generate_floats(c));
+        free(full);
         free(out);
         free(ids);
         gpt_free(&m);
-        // a training run of batch 4, alone and as part 1 of 2
+        // a training run of batch 4, alone on whole blocks and as part 1
+        // of 2 on windows of half a block (chapter 9's shorter windows)
         for (int parts = 1; parts <= 2; parts++) {
+            int T = c->block_size / parts;
             TrainConfig tc = {.batch = 4, .steps = 1, .lr = 1e-3f,
                               .eval_iters = 1};
             Vocab v = {.size = c->vocab_size};
@@ -139,12 +155,13 @@ START_TEST(gpt_sizes_count_the_allocations) {
             GptTrain g;
             Trainer tr;
             TAKE(t, rc = gpt_create(&m, c, &err);
-                 rc |= gpt_train_init(&g, &m, &v, tc.batch, &err);
+                 rc |= gpt_train_init(&g, &m, &v, tc.batch, T, &err);
                  rc |= gpt_train_split(&g, parts - 1, parts, &err);
                  TrainModel tm = gpt_train_model(&g);
                  rc |= trainer_init(&tr, &tm, &tc, &err));
             ck_assert_int_eq(rc, 0);
-            agrees("gpt_train_floats", t, gpt_train_floats(c, 4, parts));
+            agrees("gpt_train_floats", t,
+                   gpt_train_floats(c, 4, T, parts));
             trainer_free(&tr);
             gpt_train_free(&g);
         }

@@ -941,12 +941,13 @@ static void train_config_same(const TrainConfig *x, const TrainConfig *y) {
     CHECK(x->batch == y->batch && x->steps == y->steps
           && x->warmup == y->warmup && x->decay_steps == y->decay_steps
           && x->eval_every == y->eval_every && x->eval_iters == y->eval_iters
-          && x->seed == y->seed, "batch %d steps %d warmup %d decay %d "
-          "eval_every %d eval_iters %d seed %" PRIu64 " came back as %d %d "
-          "%d %d %d %d %" PRIu64, x->batch, x->steps, x->warmup,
-          x->decay_steps, x->eval_every, x->eval_iters, x->seed, y->batch,
+          && x->seed == y->seed && x->window == y->window,
+          "batch %d steps %d warmup %d decay %d eval_every %d eval_iters "
+          "%d seed %" PRIu64 " window %d came back as %d %d %d %d %d %d %"
+          PRIu64 " %d", x->batch, x->steps, x->warmup, x->decay_steps,
+          x->eval_every, x->eval_iters, x->seed, x->window, y->batch,
           y->steps, y->warmup, y->decay_steps, y->eval_every, y->eval_iters,
-          y->seed);
+          y->seed, y->window);
 }
 
 static void rand_rng_state(Rng *r, Rng *out) {
@@ -988,7 +989,7 @@ START_TEST(train_state_random_round_trip) {
         rand_floats(&r, m.params, m.num_params, true);
         GptTrain g;
         Trainer t;
-        CHECK(gpt_train_init(&g, &m, &v, tc.batch, &err) == 0,
+        CHECK(gpt_train_init(&g, &m, &v, tc.batch, mc.block_size, &err) == 0,
               "gpt_train_init: %s", err.msg);
         TrainModel tm = gpt_train_model(&g);
         CHECK(trainer_init(&t, &tm, &tc, &err) == 0, "trainer_init: %s",
@@ -1003,6 +1004,9 @@ START_TEST(train_state_random_round_trip) {
             rand_rng_state(&r, &t.data_rng);
             rand_rng_state(&r, &t.drop_rng);
             t.step = rand_train_step(&r);
+            // (a window, chapter 9's, of the block or shorter)
+            t.cfg.window = coin(&r, 2) ? 0
+                           : 1 + (int)below(&r, (uint32_t)mc.block_size);
             CHECK(trainer_save(&t, dir, &err) == 0, "save %d: %s", save + 1,
                   err.msg);
         }
@@ -1031,6 +1035,8 @@ START_TEST(train_state_random_round_trip) {
         vocab_same(&g.vocab, &g2.vocab);
         CHECK(g2.B == t.cfg.batch, "batch of %d sequences, saved %d", g2.B,
               t.cfg.batch);
+        int T = t.cfg.window ? t.cfg.window : mc.block_size;
+        CHECK(g2.T == T, "windows of %d tokens, saved %d", g2.T, T);
         trainer_free(&t2);
         gpt_train_free(&g2);
         trainer_free(&t);

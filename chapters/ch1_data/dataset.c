@@ -8,25 +8,36 @@
 #include "mem.h"
 #include "utf8.h"
 
-int corpus_load(Corpus *c, const char *path, Error *err) {
-    size_t bytes;
-    char *raw = read_text(path, &bytes, err);   // "\r\n" read as "\n"
+// The share of a corpus that trains; the rest is val.
+static const double TRAIN_FRAC = 0.9;
+
+char *corpus_read(const char *path, size_t *bytes, Error *err) {
+    char *raw = read_text(path, bytes, err);   // "\r\n" read as "\n"
     if (!raw && strcmp(path, CORPUS_DEFAULT) == 0 && access(path, F_OK) != 0) {
         char inner[sizeof err->msg];
         snprintf(inner, sizeof inner, "%s", err->msg);
-        return error_set(err, "%s (run from the repository root, after "
-                         "'make data')", inner);
+        error_set(err, "%s (run from the repository root, after "
+                  "'make data')", inner);
+        return NULL;
     }
-    if (!raw) return -1;
+    if (!raw) return NULL;
     // A NUL is no text, and a checkpoint, whose metadata are C strings,
     // could not store it in the vocabulary: refused before any training.
-    const char *nul = memchr(raw, '\0', bytes);
+    const char *nul = memchr(raw, '\0', *bytes);
     if (nul) {
         size_t at = (size_t)(nul - raw);
         free(raw);
-        return error_set(err, "%s: a NUL byte (U+0000) at byte offset %zu; "
-                         "a text file holds none", path, at);
+        error_set(err, "%s: a NUL byte (U+0000) at byte offset %zu; a text "
+                  "file holds none", path, at);
+        return NULL;
     }
+    return raw;
+}
+
+int corpus_load(Corpus *c, const char *path, Error *err) {
+    size_t bytes;
+    char *raw = corpus_read(path, &bytes, err);
+    if (!raw) return -1;
     c->text = xmalloc((bytes ? bytes : 1) * sizeof *c->text);
     long n = utf8_decode(raw, bytes, c->text, err);
     free(raw);
@@ -45,8 +56,13 @@ int corpus_load(Corpus *c, const char *path, Error *err) {
     vocab_build(&c->vocab, c->text, c->n, NULL);  // decoded: cannot fail
     c->ids = xmalloc(c->n * sizeof *c->ids);
     vocab_encode(&c->vocab, c->text, c->n, c->ids, NULL);  // cannot fail
-    split_train_val(c->ids, c->n, 0.9, &c->train, &c->val);
+    split_train_val(c->ids, c->n, TRAIN_FRAC, &c->train, &c->val);
     return 0;
+}
+
+void corpus_from_ids(Corpus *c, int *ids, size_t n) {
+    *c = (Corpus){.ids = ids, .n = n};
+    split_train_val(c->ids, c->n, TRAIN_FRAC, &c->train, &c->val);
 }
 
 size_t corpus_floats(size_t bytes) {

@@ -31,7 +31,17 @@ typedef struct {
 // two usual causes (the program runs from another folder, or the data
 // was never fetched).
 int corpus_load(Corpus *c, const char *path, Error *err);
+
+// The text corpus_load reads: the file's bytes, line ends as read_text
+// reads them, NUL-terminated (not counted in *bytes); NULL with
+// corpus_load's messages for a missing file or one holding a NUL.
+char *corpus_read(const char *path, size_t *bytes, Error *err);
 void corpus_free(Corpus *c);
+
+// A corpus of ids another tokenizer made (chapter 9: GPT-2's BPE): takes
+// ids (malloc'd, n of them; c owns them now) and splits them 90/10 as
+// corpus_load does. c has no text and no vocabulary.
+void corpus_from_ids(Corpus *c, int *ids, size_t n);
 
 // The floats' worth corpus_load holds at its peak for a file of `bytes`
 // bytes, the most it can be (every character one byte): the file and its

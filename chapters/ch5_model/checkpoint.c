@@ -19,16 +19,33 @@ static void config_json(StrBuf *b, const GptConfig *c) {
     float_shortest(drop, c->dropout);
     sb_printf(b, "{\"vocab_size\": %d, \"block_size\": %d, \"n_layer\": %d, "
               "\"n_head\": %d, \"n_embd\": %d, \"n_ffn\": %d, \"bias\": %s, "
-              "\"dropout\": %s, \"positional\": \"%s\"}", c->vocab_size,
-              c->block_size, c->n_layer, c->n_head, c->n_embd, c->n_ffn,
-              c->bias ? "true" : "false", drop,
-              pos_kind_name(c->positional));
+              "\"dropout\": %s, \"positional\": \"%s\", \"gelu\": \"%s\"}",
+              c->vocab_size, c->block_size, c->n_layer, c->n_head, c->n_embd,
+              c->n_ffn, c->bias ? "true" : "false", drop,
+              pos_kind_name(c->positional), activation_name(c->act));
 }
 
 //> checkpoint-save
 // The head: a copy of wte under nanoGPT's name (optional on load).
 static const ParamAlias HEAD = {"lm_head.weight", "transformer.wte.weight",
                                 false};
+
+// The file of m with the metadata key (what the ids are: "vocab" or
+// "tokenizer") and its value, and step unless it is -1.
+static int save_with(const char *path, const Gpt *m, const char *key,
+                     const char *value, int step, Error *err) {
+    StrBuf config = {0};
+    config_json(&config, &m->cfg);
+    char steps[16];
+    snprintf(steps, sizeof steps, "%d", step);
+    const char *keys[] = {"config", key, "format", "step"};
+    const char *values[] = {config.s, value, "pt", steps};
+    int rc = param_file_save(path, m->params, m->tensors, m->n_tensors,
+                             &HEAD, 1, keys, values, step >= 0 ? 4 : 3,
+                             err);
+    sb_free(&config);
+    return rc;
+}
 
 int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
                          int step, Error *err) {
@@ -40,24 +57,34 @@ int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
     if (vocab->size > 0 && vocab->chars[0] == 0)
         return error_set(err, "cannot save %s: its vocabulary holds U+0000 "
                          "(NUL), which cannot be stored", path);
-    StrBuf config = {0}, chars = {0};
-    config_json(&config, &m->cfg);
+    StrBuf chars = {0};
     for (int i = 0; i < vocab->size; i++) {
         char buf[4];
         sb_append(&chars, buf, (size_t)utf8_encode(vocab->chars[i], buf));
     }
-    char steps[16];
-    snprintf(steps, sizeof steps, "%d", step);
-    const char *keys[] = {"config", "vocab", "format", "step"};
-    const char *values[] = {config.s, chars.s ? chars.s : "", "pt", steps};
-    int rc = param_file_save(path, m->params, m->tensors, m->n_tensors,
-                             &HEAD, 1, keys, values, step >= 0 ? 4 : 3,
-                             err);
-    sb_free(&config);
+    int rc = save_with(path, m, "vocab", chars.s ? chars.s : "", step, err);
     sb_free(&chars);
     return rc;
 }
 //< checkpoint-save
+
+// A tokenizer's name: 1 to CHECKPOINT_TOKENIZER_MAX - 1 printable ASCII
+// characters.
+static bool tokenizer_name_ok(const char *name) {
+    size_t n = strlen(name);
+    for (size_t i = 0; i < n; i++)
+        if (name[i] < '!' || name[i] > '~') return false;
+    return n >= 1 && n < CHECKPOINT_TOKENIZER_MAX;
+}
+
+int checkpoint_save_tokenizer(const char *path, const Gpt *m,
+                              const char *tokenizer, int step, Error *err) {
+    if (!tokenizer_name_ok(tokenizer))
+        return error_set(err, "cannot save %s: '%s' is no tokenizer name "
+                         "(1 to %d printable ASCII characters)", path,
+                         tokenizer, CHECKPOINT_TOKENIZER_MAX - 1);
+    return save_with(path, m, "tokenizer", tokenizer, step, err);
+}
 
 int checkpoint_save(const char *path, const Gpt *m, const Vocab *vocab,
                     Error *err) {
@@ -79,6 +106,8 @@ static int parse_config(const StFile *f, GptConfig *c, Error *err) {
     const Json *bias = json_get(cfg, "bias");
     const Json *drop = json_get(cfg, "dropout");
     const Json *pos = json_get(cfg, "positional");
+    const Json *gelu = json_get(cfg, "gelu");   // absent: exact (older files)
+    c->act = GELU_EXACT;
     if (cfg->type != JSON_OBJECT)
         error_set(err, "%s: config metadata is %s, expected an object", path,
                   json_type_name(cfg->type));
@@ -101,6 +130,10 @@ static int parse_config(const StFile *f, GptConfig *c, Error *err) {
              || pos_kind_parse(pos->str, &c->positional) != 0)
         error_set(err, "%s: config \"positional\" must be \"learned\" or "
                   "\"sinusoidal\"", path);
+    else if (gelu && (gelu->type != JSON_STRING
+                      || gelu_kind_parse(gelu->str, &c->act) != 0))
+        error_set(err, "%s: config \"gelu\" must be \"exact\" or \"tanh\"",
+                  path);
     else {
         if (!json_get(cfg, "n_ffn"))    // nanoGPT's files: GPT-2's 4C
             c->n_ffn = gpt_ffn_width(c->n_embd);
@@ -150,9 +183,40 @@ static int parse_vocab(const StFile *f, int V, Vocab *vocab, Error *err) {
     return 0;
 }
 
+// The "tokenizer" metadata into tokenizer: 1 when the file has it, 0
+// when it has none (its ids are characters), -1 with a message.
+static int tokenizer_meta(const StFile *f, char *tokenizer, Error *err) {
+    const char *name = st_meta(f, "tokenizer");
+    tokenizer[0] = 0;
+    if (!name) return 0;
+    if (!tokenizer_name_ok(name))
+        return error_set(err, "%s: \"tokenizer\" metadata must be 1 to %d "
+                         "printable ASCII characters", f->path,
+                         CHECKPOINT_TOKENIZER_MAX - 1);
+    memcpy(tokenizer, name, strlen(name) + 1);
+    return 1;
+}
+
+// What the ids are: V characters in the "vocab" metadata (into *vocab),
+// or, where tokenizer is not NULL, a tokenizer's name instead (into
+// tokenizer; *vocab stays empty). A file of a tokenizer's ids is refused
+// where tokenizer is NULL: the caller can only read characters.
+static int parse_tokens(const StFile *f, int V, Vocab *vocab,
+                        char *tokenizer, Error *err) {
+    char name[CHECKPOINT_TOKENIZER_MAX];
+    int has = tokenizer_meta(f, name, err);
+    if (has < 0) return -1;
+    if (has && !tokenizer)
+        return error_set(err, "%s: its ids are %s tokens, not characters "
+                         "(./ch9 reads it)", f->path, name);
+    if (tokenizer) memcpy(tokenizer, name, sizeof name);
+    return has ? 0 : parse_vocab(f, V, vocab, err);
+}
+
 //> checkpoint-load
-int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
-                         Error *err) {
+// (tokenizer: see parse_tokens)
+static int load_file(const char *path, Gpt *m, Vocab *vocab, char *tokenizer,
+                     int *step, Error *err) {
     memset(m, 0, sizeof *m);
     memset(vocab, 0, sizeof *vocab);
     StFile f;
@@ -180,7 +244,8 @@ int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
     int s;
     if (param_file_step(&f, &s, err) != 0) goto done;
     if (step) *step = s;
-    if (parse_vocab(&f, cfg.vocab_size, vocab, err) != 0) goto done;
+    if (parse_tokens(&f, cfg.vocab_size, vocab, tokenizer, err) != 0)
+        goto done;
     // all checked: now the model of the whole config, and the copy
     if (checked.block_size != cfg.block_size) {
         gpt_free(&shape);
@@ -202,8 +267,26 @@ done:
 }
 //< checkpoint-load
 
+int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
+                         Error *err) {
+    return load_file(path, m, vocab, NULL, step, err);
+}
+
+int checkpoint_load_any(const char *path, Gpt *m, Vocab *vocab,
+                        char *tokenizer, int *step, Error *err) {
+    return load_file(path, m, vocab, tokenizer, step, err);
+}
+
 int checkpoint_load(const char *path, Gpt *m, Vocab *vocab, Error *err) {
     return checkpoint_load_step(path, m, vocab, NULL, err);
+}
+
+int checkpoint_tokenizer(const char *path, char *tokenizer, Error *err) {
+    StFile f;
+    if (st_load_header(&f, path, err) != 0) return -1;
+    int rc = tokenizer_meta(&f, tokenizer, err) < 0 ? -1 : 0;
+    st_free(&f);
+    return rc;
 }
 
 int checkpoint_peek(const char *path, GptConfig *cfg, int *step,

@@ -13,11 +13,17 @@
 //
 // Metadata (safetensors allows string values only):
 //   "config": a JSON object with vocab_size, block_size, n_layer, n_head,
-//             n_embd, bias, dropout and positional ("learned" or
-//             "sinusoidal")
+//             n_embd, n_ffn, bias, dropout, positional ("learned" or
+//             "sinusoidal") and gelu ("exact" or "tanh", the FFN's
+//             activation; a file without it, as nanoGPT's and this
+//             project's before chapter 9, is exact)
 //   "vocab":  the vocabulary, its characters in id order, as one UTF-8
 //             string (so in ascending code-point order, as chapter 1
 //             builds it)
+// or, in place of "vocab", for a model whose ids are another tokenizer's
+// (chapter 9: GPT-2's byte-level BPE, whose files go beside the
+// checkpoint; chapter 9 says how):
+//   "tokenizer": its name ("gpt2"), 1 to 31 printable ASCII characters
 // Other metadata keys are ignored on load.
 #ifndef CH5_CHECKPOINT_H
 #define CH5_CHECKPOINT_H
@@ -47,6 +53,22 @@ int checkpoint_save_step(const char *path, const Gpt *m, const Vocab *vocab,
                          int step, Error *err);
 int checkpoint_load_step(const char *path, Gpt *m, Vocab *vocab, int *step,
                          Error *err);
+
+// A model whose ids are a tokenizer's, not characters: the same file
+// with the metadata key "tokenizer" naming it instead of "vocab".
+// checkpoint_load_any loads a file of either kind: characters into
+// *vocab and "" into tokenizer, or the tokenizer's name into tokenizer
+// and an empty *vocab; checkpoint_load and checkpoint_load_step refuse a
+// file of a tokenizer's ids with a message that names it.
+// checkpoint_tokenizer reads the name alone from the header ("" for
+// characters).
+enum { CHECKPOINT_TOKENIZER_MAX = 32 };   // a name's bytes with its NUL
+int checkpoint_save_tokenizer(const char *path, const Gpt *m,
+                              const char *tokenizer, int step, Error *err);
+// (tokenizer: room for CHECKPOINT_TOKENIZER_MAX bytes)
+int checkpoint_load_any(const char *path, Gpt *m, Vocab *vocab,
+                        char *tokenizer, int *step, Error *err);
+int checkpoint_tokenizer(const char *path, char *tokenizer, Error *err);
 
 // The config and the step of the checkpoint at path from its header
 // alone (st_load_header: no tensor is read), with the checks that

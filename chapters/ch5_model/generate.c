@@ -23,25 +23,54 @@ typedef struct {
     float *mean, *rstd;  // (1,) its statistics
     float *logits;       // (V,)
     float *mem;
-    GptActs acts;        // the full stack, for (re)filling the caches
+    // A whole window's pass (a fill, or every token without the cache)
+    // runs the stack one layer at a time, so it needs one layer's
+    // activations, not the model's n_layer of them (gpt_forward's).
+    int win_T;           // the longest window it has room for
+    BlockCache win;      // (1, win_T) one layer's forward pass
+    float *wx, *wy;      // (win_T, C) the stream before and after it
+    float *wmem;
 } Decoder;
 
 //> kv-fill
-// Runs the window (n ids, positions 0 .. n-1) through the full stack, as
-// gpt_forward_last, and keeps every layer's keys and values: the caches
-// then hold n positions and d->logits predicts the token after them.
-// (self is the Decoder: this is the fill of a LogitsSource.)
-static int decoder_fill(void *self, const int *ids, int n, Error *err) {
-    Decoder *d = self;
-    const GptConfig *c = &d->m->cfg;
-    if (gpt_forward_last(d->m, &d->acts, ids, n, d->logits, err) != 0)
-        return -1;
-    for (int l = 0; l < c->n_layer; l++)
-        if (mha_kv_fill(&d->layers[l].kv, &d->acts.blocks[l].attn, 1, n,
-                        err) != 0)
+// Runs the window (n ids, positions 0 .. n-1) through the stack one
+// layer at a time: each layer's block_forward sees the whole window, in
+// the one cache d->win, which then hands that layer's keys and values to
+// its KV cache (when keep) before the next layer overwrites it. ln_f
+// and the head run on the last position only, whose logits predict the
+// next token. With keep the caches then hold n positions.
+static int window_pass(Decoder *d, const int *ids, int n, bool keep,
+                       Error *err) {
+    const Gpt *m = d->m;
+    const GptConfig *c = &m->cfg;
+    int C = c->n_embd;
+    if (n < 1 || n > d->win_T)
+        return error_set(err, "generate: a window of %d tokens, room for "
+                         "1 to %d", n, d->win_T);
+    if (gpt_check_tokens(c, ids, NULL, (size_t)n, err) != 0) return -1;
+    const float *pos = m->w.wpe ? m->w.wpe : m->pos_table;
+    embedding_forward(d->wx, ids, m->w.wte, 1.0f, pos, 1, n, C);
+    for (int l = 0; l < c->n_layer; l++) {
+        if (block_forward(d->wy, &d->win, d->wx, &m->w.h[l], NULL, true,
+                          c->act, 0.0f, NULL, 1, n, C, c->n_head,
+                          c->n_ffn, err) != 0
+            || (keep && mha_kv_fill(&d->layers[l].kv, &d->win.attn, 1, n,
+                                    err) != 0))
             return -1;
-    d->len = n;
+        float *next = d->wy;
+        d->wy = d->wx, d->wx = next;
+    }
+    layernorm_forward(d->h, d->mean, d->rstd, d->wx + (size_t)(n - 1) * C,
+                      m->w.ln_f_w, m->w.ln_f_b, 1, 1, C);
+    linear_forward(d->logits, d->h, m->w.wte, NULL, 1, C, c->vocab_size);
+    if (keep) d->len = n;
     return 0;
+}
+
+// The fill of a LogitsSource (self is the Decoder): the window through
+// the stack, its keys and values kept.
+static int decoder_fill(void *self, const int *ids, int n, Error *err) {
+    return window_pass(self, ids, n, true, err);
 }
 //< kv-fill
 
@@ -59,7 +88,7 @@ static int decoder_step(void *self, int id, Error *err) {
                       1, C);
     for (int l = 0; l < c->n_layer; l++) {
         if (block_step(d->y, &d->layers[l], d->x, &m->w.h[l], NULL,
-                       GELU_EXACT, 1, C, c->n_head, c->n_ffn, err) != 0)
+                       c->act, 1, C, c->n_head, c->n_ffn, err) != 0)
             return -1;
         float *next = d->y;
         d->y = d->x, d->x = next;
@@ -78,7 +107,8 @@ static void decoder_free(Decoder *d) {
             block_step_free(&d->layers[l]);
     free(d->layers);
     free(d->mem);
-    gpt_acts_free(&d->acts, &d->m->cfg);
+    block_cache_free(&d->win);
+    free(d->wmem);
     memset(d, 0, sizeof *d);
 }
 
@@ -92,19 +122,44 @@ static int decoder_slots(Slot t[6], Decoder *d, const GptConfig *c) {
     return 6;
 }
 
-size_t generate_floats(const GptConfig *c) {
+// The longest window a generation passes through the stack whole. With
+// the cache: the prompt's (cropped to block_size) and, once the text
+// outgrows block_size, the window the policy keeps; without it, every
+// window up to block_size.
+static int longest_window(const GptConfig *c, int n_prompt,
+                          const GenOptions *o) {
+    int Tb = c->block_size;
+    if (!o->use_cache) return Tb;
+    int n = n_prompt < 1 ? 1 : n_prompt < Tb ? n_prompt : Tb;
+    int keep = o->window == WINDOW_EXACT ? Tb : (Tb + 1) / 2;
+    bool crops = o->max_new_tokens > 0
+                 && (long)n_prompt + o->max_new_tokens > Tb + 1L;
+    return crops && keep > n ? keep : n;
+}
+
+size_t generate_floats_for(const GptConfig *c, int n_prompt,
+                           const GenOptions *o) {
     Decoder d;
     Slot t[6];
-    size_t L = (size_t)c->n_layer;
+    size_t L = (size_t)c->n_layer, C = (size_t)c->n_embd;
+    int T = longest_window(c, n_prompt, o);
     return layout_floats(t, decoder_slots(t, &d, c))
            + mem_floats(L * sizeof *d.layers)
            + L * block_step_floats(1, c->block_size, c->n_embd, c->n_head,
                                    c->n_ffn)
-           + gpt_acts_floats(c, 1, c->block_size)
+           + block_cache_floats(1, T, c->n_embd, c->n_head, c->n_ffn,
+                                false)
+           + mem_floats(2 * (size_t)T * C * sizeof(float))
            + sampler_floats(c->vocab_size);
 }
 
-static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
+size_t generate_floats(const GptConfig *c) {
+    GenOptions worst = {.max_new_tokens = c->block_size + 1,
+                        .use_cache = true, .window = WINDOW_EXACT};
+    return generate_floats_for(c, c->block_size, &worst);
+}
+
+static int decoder_init(Decoder *d, const Gpt *m, int win_T, Error *err) {
     const GptConfig *c = &m->cfg;
     memset(d, 0, sizeof *d);
     d->m = m;
@@ -117,18 +172,22 @@ static int decoder_init(Decoder *d, const Gpt *m, Error *err) {
         }
     Slot t[6];
     d->mem = layout_alloc(t, decoder_slots(t, d, c));
-    if (gpt_acts_alloc(&d->acts, c, 1, c->block_size, err) != 0) {
+    d->win_T = win_T;
+    size_t wc = (size_t)d->win_T * c->n_embd;
+    if (block_cache_alloc(&d->win, 1, d->win_T, c->n_embd, c->n_head,
+                          c->n_ffn, err) != 0) {
         decoder_free(d);
         return -1;
     }
+    d->wmem = xmalloc(2 * wc * sizeof *d->wmem);
+    d->wx = d->wmem, d->wy = d->wmem + wc;
     return 0;
 }
 
 // Without the cache (nanoGPT's way): the whole window through the whole
 // stack for every token, and no keys or values kept.
 static int decoder_forward(void *self, const int *ids, int n, Error *err) {
-    Decoder *d = self;
-    return gpt_forward_last(d->m, &d->acts, ids, n, d->logits, err);
+    return window_pass(self, ids, n, false, err);
 }
 
 // ---- the loop --------------------------------------------------------------
@@ -204,7 +263,8 @@ int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
     if (check_request(m->cfg.vocab_size, prompt, n_prompt, o, err) != 0)
         return -1;
     Decoder d;
-    if (decoder_init(&d, m, err) != 0) return -1;
+    if (decoder_init(&d, m, longest_window(&m->cfg, n_prompt, o), err) != 0)
+        return -1;
     LogitsSource src = {.self = &d, .vocab_size = m->cfg.vocab_size,
                         .block_size = m->cfg.block_size,
                         .logits = d.logits};

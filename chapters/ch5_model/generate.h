@@ -58,8 +58,13 @@ int generate(const Gpt *m, const int *prompt, int n_prompt, int *out,
 //< generate-api
 
 // The floats' worth that generate allocates for a model of config c
-// (its KV cache, the stack's activations for a window, the sampler),
-// besides out.
+// (its KV cache, one layer's activations for the longest window it runs
+// through the stack whole, the sampler), besides out: for a prompt of
+// n_prompt ids and the options o, and (generate_floats) the most that
+// any generation may take, a prompt of block_size ids with
+// WINDOW_EXACT.
+size_t generate_floats_for(const GptConfig *c, int n_prompt,
+                           const GenOptions *o);
 size_t generate_floats(const GptConfig *c);
 
 //> logits-source

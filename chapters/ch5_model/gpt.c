@@ -41,7 +41,7 @@ static const float *stack_forward(const Gpt *m, GptActs *a, const int *idx,
     for (int l = 0; l < c->n_layer; l++) {
         float *out = a->res + l * btc;
         if (block_forward(out, &a->blocks[l], x, &m->w.h[l], NULL, true,
-                          GELU_EXACT, p, rng, B, T, C, NH, F, err) != 0)
+                          c->act, p, rng, B, T, C, NH, F, err) != 0)
             return NULL;
         x = out;
     }
@@ -198,7 +198,7 @@ GptConfig gpt_config_default(int vocab_size) {
                        .n_layer = 4, .n_head = 4, .n_embd = 128,
                        .n_ffn = 512,
                        .dropout = 0.1f, .bias = false,
-                       .positional = POS_LEARNED};
+                       .positional = POS_LEARNED, .act = GELU_EXACT};
 }
 
 int gpt_ffn_width(int n_embd) {
@@ -212,6 +212,13 @@ const char *pos_kind_name(PosKind k) {
 int pos_kind_parse(const char *s, PosKind *out) {
     if (strcmp(s, "learned") == 0) *out = POS_LEARNED;
     else if (strcmp(s, "sinusoidal") == 0) *out = POS_SINUSOIDAL;
+    else return -1;
+    return 0;
+}
+
+int gelu_kind_parse(const char *s, Activation *out) {
+    if (strcmp(s, activation_name(GELU_EXACT)) == 0) *out = GELU_EXACT;
+    else if (strcmp(s, activation_name(GELU_TANH)) == 0) *out = GELU_TANH;
     else return -1;
     return 0;
 }
@@ -252,6 +259,10 @@ int gpt_config_check(const GptConfig *cfg, Error *err) {
     if (cfg->positional != POS_LEARNED && cfg->positional != POS_SINUSOIDAL)
         return error_set(err, "model config: unknown positional kind %d",
                          (int)cfg->positional);
+    if (cfg->act != GELU_EXACT && cfg->act != GELU_TANH)
+        return error_set(err, "model config: the FFN's activation must be "
+                         "a GELU, exact or tanh, not %s",
+                         cfg->act == RELU ? "ReLU" : "an unknown kind");
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "activation.h"
 #include "block.h"
 #include "error.h"
 #include "rng.h"
@@ -38,16 +39,18 @@ typedef struct {
                         // sub-layer; 0 turns it off
     bool bias;          // biases in every Linear and LayerNorm (GPT-2)
     PosKind positional; // learned wpe, or the fixed sinusoidal table
+    Activation act;     // the FFN's GELU: GELU_EXACT (nanoGPT) or
+                        // GELU_TANH (GPT-2)
 } GptConfig;
 //< gpt-config
 
 // The course notes' model: V from the data, block 128, 4 layers, 4 heads, 128
-// wide, FFN 512, dropout 0.1, no biases, learned positions.
+// wide, FFN 512, dropout 0.1, no biases, learned positions, exact GELU.
 GptConfig gpt_config_default(int vocab_size);
 
 // 0 when every field is usable (all sizes >= 1, n_embd a multiple of
-// n_head, dropout in [0, 1), nothing so large that a tensor overflows),
-// else -1 with a message naming the field.
+// n_head, dropout in [0, 1), nothing so large that a tensor overflows,
+// act one of the two GELUs), else -1 with a message naming the field.
 int gpt_config_check(const GptConfig *cfg, Error *err);
 
 // GPT-2's FFN width for n_embd channels: 4 * n_embd (INT_MAX when that
@@ -57,6 +60,10 @@ int gpt_ffn_width(int n_embd);
 // "learned" / "sinusoidal", and back (-1 for anything else).
 const char *pos_kind_name(PosKind k);
 int pos_kind_parse(const char *s, PosKind *out);
+
+// "exact" / "tanh" (chapter 3's activation_name), and back: -1 for
+// anything else, RELU's "relu" included (a GPT's FFN is a GELU).
+int gelu_kind_parse(const char *s, Activation *out);
 
 //> gpt-weights
 // The weights of the whole model (or their gradients): views into one

@@ -30,6 +30,8 @@ static void config_json(StrBuf *b, const TrainConfig *c) {
               c->decay_steps, c->adamw.beta1, c->adamw.beta2, c->adamw.eps,
               c->adamw.weight_decay, c->grad_clip, c->eval_every,
               c->eval_iters, c->seed);
+    // (0, a whole block, is left out: chapter 6's files stay as they were)
+    if (c->window > 0) sb_printf(b, ", \"window\": %d", c->window);
 }
 
 static void state_path(char *buf, size_t size, const char *dir, int step) {
@@ -173,6 +175,13 @@ static int parse_state(TrainState *t, const Json *j, const char *path,
                              "%g], got %g", path, keys[i], lo[i], hi[i],
                              v[i]);
     }
+    // the window, a GPT's tokens a sequence: absent means the block (0)
+    c->window = 0;
+    if (json_get(j, "window")
+        && (get_int(j, "window", &c->window, path, err) != 0
+            || c->window < 1 || c->window > 100000))
+        return error_set(err, "%s: train_state \"window\" must be a whole "
+                         "number in [1, 100000]", path);
     const Json *seed = json_get(j, "seed");
     if (!seed || seed->type != JSON_STRING)
         return error_set(err, "%s: train_state has no seed", path);

@@ -10,10 +10,13 @@
 #include "mem.h"
 #include "profile.h"
 
-int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err) {
+int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, int T,
+                   Error *err) {
     memset(g, 0, sizeof *g);
-    if (gpt_acts_alloc(&g->acts, &m->cfg, B, m->cfg.block_size, err) != 0)
-        return -1;
+    if (T < 1 || T > m->cfg.block_size)
+        return error_set(err, "a window of %d tokens: the model takes 1 to "
+                         "%d", T, m->cfg.block_size);
+    if (gpt_acts_alloc(&g->acts, &m->cfg, B, T, err) != 0) return -1;
     if (gpt_alloc_grads(m, err) != 0) {
         gpt_acts_free(&g->acts, &m->cfg);
         return -1;
@@ -23,7 +26,7 @@ int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err) {
     g->vocab = *vocab;
     memset(vocab, 0, sizeof *vocab);
     g->B = B;
-    g->T = g->model.cfg.block_size;
+    g->T = T;
     g->x = xmalloc((size_t)B * g->T * sizeof *g->x);
     g->y = xmalloc((size_t)B * g->T * sizeof *g->y);
     g->tensors = train_tensors(g->model.tensors, g->model.n_tensors);
@@ -110,6 +113,9 @@ static void backward(void *self) {
 
 static int save(const void *self, const char *path, int step, Error *err) {
     const GptTrain *g = self;
+    if (g->tokenizer[0])
+        return checkpoint_save_tokenizer(path, &g->model, g->tokenizer,
+                                         step, err);
     return checkpoint_save_step(path, &g->model, &g->vocab, step, err);
 }
 
@@ -123,14 +129,23 @@ TrainModel gpt_train_model(GptTrain *g) {
                         .save = save};
 }
 
-size_t gpt_train_floats(const GptConfig *cfg, int B, int parts) {
+size_t gpt_train_floats(const GptConfig *cfg, int B, int T, int parts) {
     GptTrain g;
-    size_t bt = (size_t)B * cfg->block_size;
+    size_t bt = (size_t)B * T;
     size_t batch = 2 * bt * (parts > 1 ? 1 + (size_t)parts : 1);
     size_t tensors = gpt_max_tensors(cfg->n_layer);
     return gpt_model_floats(cfg) + 3 * gpt_param_count(cfg)
-           + gpt_acts_floats(cfg, B, cfg->block_size)
+           + gpt_acts_floats(cfg, B, T)
            + mem_floats(batch * sizeof *g.x + tensors * sizeof *g.tensors);
+}
+
+int gpt_train_window(const GptConfig *cfg, const TrainConfig *tc, int *T,
+                     Error *err) {
+    *T = tc->window > 0 ? tc->window : cfg->block_size;
+    if (*T > cfg->block_size)
+        return error_set(err, "the run's window of %d tokens is longer than "
+                         "its model's block of %d", *T, cfg->block_size);
+    return 0;
 }
 
 // ---- resuming --------------------------------------------------------------
@@ -151,8 +166,10 @@ int gpt_resume_peek(const char *dir, int parts, GptConfig *cfg,
     if (checkpoint_peek(path, cfg, &step, err) != 0) return -1;
     TrainState s;
     if (train_state_peek(&s, dir, step, err) != 0) return -1;
+    int T;
     int rc = train_config_check(&s.cfg, err) == 0
-             && batch_splits(dir, s.cfg.batch, parts, err) == 0 ? 0 : -1;
+             && batch_splits(dir, s.cfg.batch, parts, err) == 0
+             && gpt_train_window(cfg, &s.cfg, &T, err) == 0 ? 0 : -1;
     *tc = s.cfg;
     *held = mem_floats(s.file.size);   // read whole by train_state_load
     train_state_free(&s);
@@ -168,15 +185,19 @@ int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir, int part,
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     Gpt m;
     Vocab vocab;
-    int step;
-    if (checkpoint_load_step(path, &m, &vocab, &step, err) != 0) return -1;
+    char tokenizer[CHECKPOINT_TOKENIZER_MAX];
+    int step, T;
+    if (checkpoint_load_any(path, &m, &vocab, tokenizer, &step, err) != 0)
+        return -1;
     TrainState s;
     int rc = -1;
     if (train_state_load(&s, dir, step, err) == 0) {
         if (train_config_check(&s.cfg, err) == 0
             && batch_splits(dir, s.cfg.batch, parts, err) == 0
-            && gpt_train_init(g, &m, &vocab, s.cfg.batch / parts,
+            && gpt_train_window(&m.cfg, &s.cfg, &T, err) == 0
+            && gpt_train_init(g, &m, &vocab, s.cfg.batch / parts, T,
                               err) == 0) {
+            memcpy(g->tokenizer, tokenizer, sizeof tokenizer);
             TrainModel tm = gpt_train_model(g);
             if (gpt_train_split(g, part, parts, err) == 0
                 && trainer_init(t, &tm, &s.cfg, err) == 0

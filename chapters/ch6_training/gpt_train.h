@@ -1,12 +1,15 @@
 // gpt_train.h - chapter 5's GPT as a TrainModel (train.h): its batches
 // are windows of a Split (x, and y the same window shifted by one), its
-// loss the next-character cross-entropy, its checkpoint chapter 5's file
-// with the step in it.
+// loss the next-token cross-entropy, its checkpoint chapter 5's file
+// with the step in it. The windows are the model's block_size long
+// (chapter 6), or shorter (chapter 9 fine-tunes GPT-2, whose block is
+// 1,024 tokens, on windows of 64).
 #ifndef CH6_GPT_TRAIN_H
 #define CH6_GPT_TRAIN_H
 
 #include <stddef.h>
 
+#include "checkpoint.h"
 #include "dataset.h"
 #include "gpt.h"
 #include "train.h"
@@ -15,8 +18,12 @@
 typedef struct {
     Gpt model;            // owned
     Vocab vocab;          // owned; written into every checkpoint
-    GptActs acts;         // (B, block_size)
-    int B, T;             // a batch: B sequences of T = block_size
+    // The ids' tokenizer when they are not vocab's characters (vocab is
+    // then empty): its name, written into every checkpoint instead
+    // (checkpoint_save_tokenizer); "" for chapter 1's characters.
+    char tokenizer[CHECKPOINT_TOKENIZER_MAX];
+    GptActs acts;         // (B, T)
+    int B, T;             // a batch: B sequences of T <= block_size
     int *x, *y;           // the current batch, (B, T) each
     TrainTensor *tensors; // the model's tensors, as AdamW's ranges
     int part, parts;      // data-parallel: this rank's part of parts
@@ -24,9 +31,11 @@ typedef struct {
 } GptTrain;
 
 // Takes m and vocab (moved in: both are zeroed) and allocates gradients,
-// activations and the batch for B sequences of block_size. Returns 0, or
-// -1 with a message (and m and vocab left as they were).
-int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, Error *err);
+// activations and the batch for B sequences of T tokens, 1 <= T <=
+// block_size (chapter 6 passes block_size). Returns 0, or -1 with a
+// message (and m and vocab left as they were).
+int gpt_train_init(GptTrain *g, Gpt *m, Vocab *vocab, int B, int T,
+                   Error *err);
 void gpt_train_free(GptTrain *g);
 
 //> gpt-train-split
@@ -49,15 +58,22 @@ TrainTensor *train_tensors(const GptTensor *t, int n);
 // Sets the current batch: x, y (B, T) each.
 void gpt_train_set_batch(GptTrain *g, const int *x, const int *y);
 
-// The floats' worth a run of cfg with batch B allocates and keeps:
+// The floats' worth a run of cfg with batch B x T allocates and keeps:
 // the model (gpt_model_floats), gradients and AdamW's two moments
 // (num_params each), the activations (gpt_acts_floats), the batch, and
 // with parts > 1 (gpt_train_split) the whole batch too; the memory
 // report and the check before allocating both use it.
-size_t gpt_train_floats(const GptConfig *cfg, int B, int parts);
+size_t gpt_train_floats(const GptConfig *cfg, int B, int T, int parts);
+
+// The T of a run of cfg that trains with tc: tc->window, or block_size
+// when it is 0. -1 with a message when the window is longer than the
+// model's block (a damaged or edited state file).
+int gpt_train_window(const GptConfig *cfg, const TrainConfig *tc, int *T,
+                     Error *err);
 
 // Loads a run that trainer_save wrote in dir: the model and its
-// vocabulary into g, the training config and state into t. Neither may
+// vocabulary (or its tokenizer's name) into g, the training config and
+// state into t, with the saved window (gpt_train_window). Neither may
 // be initialised yet; on failure both are left zeroed. g takes part
 // `part` of `parts` of every batch (0 and 1: all of it); the saved batch,
 // t->cfg.batch, is the whole one and must divide by parts.

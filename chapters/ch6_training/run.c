@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "chart.h"
+#include "checkpoint.h"
 #include "checkpoint_state.h"
 #include "dataset.h"
 #include "dist.h"
@@ -38,16 +39,8 @@
 
 // ---- presets ---------------------------------------------------------------
 
-typedef struct {
-    const char *name, *about;
-    int layers, heads, embd, block, bias;
-    float dropout;
-    float minutes;        // the time budget (0: none): see fit_budget
-    TrainConfig t;
-} Preset;
-
 //> presets
-static const Preset PRESETS[] = {
+static const TrainPreset PRESETS[] = {
     // 1800 steps, or as many as fit in 5 minutes on the machine it runs
     // on; measured on 2 cores: val 1.7228 in 1800 steps with AVX-512, ...
     {"default", "the most of 5 minutes: up to 1800 steps, as many as fit "
@@ -73,7 +66,7 @@ static const Preset PRESETS[] = {
 
 enum { N_PRESETS = sizeof PRESETS / sizeof PRESETS[0] };
 
-static const Preset *find_preset(const char *name) {
+static const TrainPreset *find_preset(const char *name) {
     for (int i = 0; i < N_PRESETS; i++)
         if (strcmp(PRESETS[i].name, name) == 0) return &PRESETS[i];
     return NULL;
@@ -117,22 +110,65 @@ static const char *program(const TrainBackend *be) {
     return be && be->program ? be->program : "ch6";
 }
 
+// What the run trains when not ./ch6's own GPT (run.h), or NULL.
+static const TrainTask *task_of(const TrainBackend *be) {
+    return be ? be->task : NULL;
+}
+
+// A task's run loads its model and has one preset, so the flags that
+// shape a new model and pick a preset are not its; --window (the T of
+// its batches) is only its own: ./ch6 trains on whole blocks.
+static bool flag_dropped(const char *name, bool task) {
+    static const char *const model[] = {"preset", "layers", "heads",
+                                        "embd", "block", "bias"};
+    if (!task) return strcmp(name, "window") == 0;
+    for (size_t i = 0; i < sizeof model / sizeof model[0]; i++)
+        if (strcmp(name, model[i]) == 0) return true;
+    return false;
+}
+
+// The n items of own (a Flag or a FlagRange each, size bytes, whose first
+// member is the flag's name) less those flag_dropped drops, then the m
+// items of extra, into *out (malloc'd); returns how many.
+static int join_flags(void **out, const void *own, int n, const void *extra,
+                      int m, size_t size, bool task) {
+    char *all = xmalloc((size_t)(n + m) * size), *to = all;
+    for (int i = 0; i < n; i++) {
+        const char *item = (const char *)own + (size_t)i * size;
+        if (flag_dropped(*(const char *const *)item, task)) continue;
+        memcpy(to, item, size);
+        to += size;
+    }
+    if (m > 0) {
+        memcpy(to, extra, (size_t)m * size);
+        to += (size_t)m * size;
+    }
+    *out = all;
+    return (int)((size_t)(to - all) / size);
+}
+
 // Fills o from the preset and the command line: ch6's flags, then be's
 // (NULL: none), in one parse and one --help.
 static void parse_flags(Options *o, int argc, char **argv,
                         const TrainBackend *be) {
     error_set_progname(argv[0]);   // for an error before flags_parse
-    const char *name = flags_peek(argc, argv, "preset");
-    const Preset *p = find_preset(name ? name : "default");
-    if (!p) flags_fail("--preset must be default, notes or nanogpt, got "
-                       "'%s'", name);
+    const TrainTask *task = task_of(be);
+    const TrainPreset *p = task ? task->preset : NULL;
+    if (!p) {
+        const char *name = flags_peek(argc, argv, "preset");
+        p = find_preset(name ? name : "default");
+        if (!p) flags_fail("--preset must be default, notes or nanogpt, got "
+                           "'%s'", name);
+    }
     *o = (Options){.preset = p->name, .data = CORPUS_DEFAULT,
                    .out = "", .resume = "", .log = "", .layers = p->layers,
                    .heads = p->heads, .embd = p->embd, .block = p->block,
                    .bias = p->bias, .dropout = p->dropout, .t = p->t,
-                   .sample_chars = 300, .print_every = 10,
-                   .minutes = p->minutes};
+                   .sample_chars = task ? task->sample_tokens : 300,
+                   .print_every = 10, .minutes = p->minutes};
     TrainConfig *t = &o->t;
+    // (a task's samples are of its tokens, not characters)
+    const char *sample = task ? "sample-tokens" : "sample-chars";
     Flag flags[] = {
         {"preset", FLAG_STRING, &o->preset,
          "default, notes or nanogpt: the defaults of the flags below"},
@@ -144,6 +180,8 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"dropout", FLAG_FLOAT, &o->dropout, "dropout in training"},
         {"batch", FLAG_INT, &t->batch, "sequences per step (under mpirun: "
          "of all processes together)"},
+        {"window", FLAG_INT, &t->window, "tokens in each sequence, at most "
+         "the model's block_size"},
         {"steps", FLAG_INT, &t->steps, "steps of the whole run"},
         {"minutes", FLAG_FLOAT, &o->minutes, "fit the run in about this "
          "long: after its first steps, --steps becomes what fits here (at "
@@ -180,8 +218,9 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"log", FLAG_STRING, &o->log, "write a CSV row per step here"},
         {"stop-at-val", FLAG_FLOAT, &o->stop_at_val,
          "stop at the first evaluation with val loss <= this (0: never)"},
-        {"sample-chars", FLAG_INT, &o->sample_chars,
-         "characters sampled at each evaluation and at the end"},
+        {sample, FLAG_INT, &o->sample_chars, task ? "tokens sampled before "
+         "and after the training, a third of them at each evaluation"
+         : "characters sampled at each evaluation and at the end"},
         {"print-every", FLAG_INT, &o->print_every,
          "steps between progress lines when the output is not a terminal"},
         {"profile", FLAG_BOOL, &o->profile,
@@ -195,7 +234,8 @@ static void parse_flags(Options *o, int argc, char **argv,
         {"layers", .lo = 1, .hi = 1e9}, {"heads", .lo = 1, .hi = 1e9},
         {"embd", .lo = 1, .hi = 1e9}, {"block", .lo = 1, .hi = 1e9},
         {"bias", .lo = 0, .hi = 1}, {"dropout", .lo = 0, .hi = 0.99},
-        {"batch", .lo = 1, .hi = 1e9}, {"steps", .lo = 0, .hi = 1e9},
+        {"batch", .lo = 1, .hi = 1e9}, {"window", .lo = 1, .hi = 100000},
+        {"steps", .lo = 0, .hi = 1e9},
         {"lr", .lo = 1e-30, .hi = 1e30}, {"min-lr", .lo = 0, .hi = 1e30},
         {"warmup", .lo = 0, .hi = 1e9}, {"decay-steps", .lo = 0, .hi = 1e9},
         {"beta1", .lo = 0, .hi = 0.999999}, {"beta2", .lo = 0, .hi = 0.999999},
@@ -205,21 +245,20 @@ static void parse_flags(Options *o, int argc, char **argv,
         // minutes an evaluation here; more would only look like a hang
         {"eval-iters", .lo = 1, .hi = 10000},
         {"threads", .lo = 0, .hi = 1024}, {"save-every", .lo = 0, .hi = 1e9},
-        {"sample-chars", .lo = 0, .hi = 100000},
+        {sample, .lo = 0, .hi = 100000},
         {"print-every", .lo = 1, .hi = 1e9},
         {"stop-at-val", .lo = 0, .hi = 1e30}, {"minutes", .lo = 0, .hi = 1e6},
     };
     // ch6's flags and ranges, then be's, in one table each
-    int n = sizeof flags / sizeof flags[0], extra = be ? be->n_flags : 0;
-    int nr = sizeof range / sizeof range[0], extra_r = be ? be->n_ranges : 0;
-    Flag *all = xmalloc((size_t)(n + extra) * sizeof *all);
-    memcpy(all, flags, sizeof flags);
-    if (extra > 0) memcpy(all + n, be->flags, (size_t)extra * sizeof *all);
-    FlagRange *ranges = xmalloc((size_t)(nr + extra_r) * sizeof *ranges);
-    memcpy(ranges, range, sizeof range);
-    if (extra_r > 0)
-        memcpy(ranges + nr, be->ranges, (size_t)extra_r * sizeof *ranges);
-    flags_parse(argc, argv, all, n + extra, ranges, nr + extra_r,
+    Flag *all;
+    FlagRange *ranges;
+    int n = join_flags((void **)&all, flags, sizeof flags / sizeof flags[0],
+                       be ? be->flags : NULL, be ? be->n_flags : 0,
+                       sizeof *flags, task != NULL);
+    int nr = join_flags((void **)&ranges, range, sizeof range / sizeof
+                        range[0], be ? be->ranges : NULL,
+                        be ? be->n_ranges : 0, sizeof *range, task != NULL);
+    flags_parse(argc, argv, all, n, ranges, nr,
                 be && be->about ? be->about
                                 : "Chapter 6: train the GPT on Tiny "
                                   "Shakespeare.");
@@ -229,7 +268,7 @@ static void parse_flags(Options *o, int argc, char **argv,
     if (flags_given(&t->steps) && !flags_given(&o->minutes))
         o->minutes = 0;              // a step count asked for is kept
     o->decay_given = flags_given(&t->decay_steps);
-    flags_check_ranges(all, n + extra, ranges, nr + extra_r);
+    flags_check_ranges(all, n, ranges, nr);
     free(all);
     free(ranges);
     if (o->overwrite && !flags_given(&o->out))
@@ -244,7 +283,8 @@ static void parse_flags(Options *o, int argc, char **argv,
             {"preset", &o->preset}, {"layers", &o->layers},
             {"heads", &o->heads}, {"embd", &o->embd}, {"block", &o->block},
             {"bias", &o->bias}, {"dropout", &o->dropout},
-            {"batch", &t->batch}, {"lr", &t->lr}, {"min-lr", &t->min_lr},
+            {"batch", &t->batch}, {"window", &t->window}, {"lr", &t->lr},
+            {"min-lr", &t->min_lr},
             {"warmup", &t->warmup}, {"decay-steps", &t->decay_steps},
             {"beta1", &t->adamw.beta1}, {"beta2", &t->adamw.beta2},
             {"weight-decay", &t->adamw.weight_decay},
@@ -269,6 +309,7 @@ static void parse_flags(Options *o, int argc, char **argv,
 
 typedef struct {
     const TrainBackend *be;   // NULL: the CPU
+    const TrainTask *task;    // NULL: ./ch6's new GPT on characters
     Corpus corpus;
     GptTrain gpt;         // the model, its activations and batch (with a
                           // backend: the host copy)
@@ -279,14 +320,32 @@ typedef struct {
 
 static void print_title(const TrainBackend *be);
 
-// Every batch and evaluation reads windows of block + 1 tokens: a corpus
-// whose splits are shorter is a usage error.
-static void check_corpus(const Run *r, const Options *o, int block) {
-    if (r->corpus.train.n < (size_t)block + 1
-        || r->corpus.val.n < (size_t)block + 1)
-        flags_fail("%s is too short for --block %d: train %zu tokens, val "
-                   "%zu (need %d each)", o->data, block, r->corpus.train.n,
-                   r->corpus.val.n, block + 1);
+// The corpus: chapter 1's characters, or the task's tokens, split 90/10.
+static int load_corpus(Run *r, const Options *o, Error *err) {
+    const TrainTask *task = r->task;
+    if (!task) return corpus_load(&r->corpus, o->data, err);
+    int *ids;
+    size_t n;
+    if (task->encode_file(task->ctx, o->data, &ids, &n, err) != 0) return -1;
+    corpus_from_ids(&r->corpus, ids, n);
+    return 0;
+}
+
+// Every batch and evaluation reads windows of T + 1 tokens (T the
+// block, or a task's --window): a corpus whose splits are shorter is a
+// usage error.
+static void check_corpus(const Run *r, const Options *o, int T) {
+    if (r->corpus.train.n < (size_t)T + 1 || r->corpus.val.n < (size_t)T + 1)
+        flags_fail("%s is too short for --%s %d: train %zu tokens, val "
+                   "%zu (need %d each)", o->data, r->task ? "window"
+                   : "block", T, r->corpus.train.n, r->corpus.val.n, T + 1);
+}
+
+// The samples' generation: n new tokens after one, temperature 0.8.
+static GenOptions sample_options(int n, uint64_t seed) {
+    return (GenOptions){.max_new_tokens = n, .sample = {0.8f, 0, 1.0f},
+                        .seed = seed, .use_cache = true,
+                        .window = WINDOW_SLIDE};
 }
 
 //> memory-plan
@@ -296,49 +355,66 @@ static void check_corpus(const Run *r, const Options *o, int block) {
 // (the KV cache, a window's activations; a backend's samples need only
 // the logits here) now and then; a resumed run's config comes from its
 // files' headers, and the state file it reads whole while all the rest
-// is allocated (held) is one more passing phase. A run that does not fit
-// is refused at once. (The step times, 8 bytes a step, grow with the
-// steps actually run: not counted.)
+// is allocated (held) is one more passing phase. A model that a task
+// loads holds its files (load) beside the model alone, before the rest
+// is allocated: a phase only by what it holds beyond the rest. A run
+// that does not fit is refused at once. (The step times, 8 bytes a
+// step, grow with the steps actually run: not counted.)
 static size_t sample_floats(const Run *r, const Options *o,
                             const GptConfig *c) {
+    GenOptions g = sample_options(o->sample_chars, 1);
     return (r->be && r->be->generate ? (size_t)c->vocab_size
-                                     : generate_floats(c))
+                                     : generate_floats_for(c, 1, &g))
            + mem_floats(((size_t)o->sample_chars + 1) * sizeof(int));
 }
 
 static void check_memory(Run *r, const Options *o, const GptConfig *c,
-                         int B, size_t held) {
+                         int B, int T, size_t held, size_t load) {
     MemPlan *p = &r->mem;
+    size_t train = gpt_train_floats(c, B, T, dist_size());
+    size_t rest = train - gpt_model_floats(c);
     mem_plan_begin(p);
-    mem_plan_keep(p, gpt_train_floats(c, B, dist_size()));
+    mem_plan_keep(p, train);
     mem_plan_phase(p, sample_floats(r, o, c));
     mem_plan_phase(p, held);
+    mem_plan_phase(p, load > rest ? load - rest : 0);
     Error err;
     bool check = !(r->be && r->be->skip_host_memory_check);
     // (a saved run's sizes are no flags: it fits elsewhere, or not)
     const char *hint = *o->resume ? "the saved run is too large here"
-                                  : "lower --batch --block --embd --layers";
+                       : r->task ? "lower --batch --window"
+                                 : "lower --batch --block --embd --layers";
     if (check && mem_plan_check(p, hint, &err) != 0) error_exit(2, err.msg);
 }
 
 // The report's line on it, which a run prints before it allocates.
 static void report_memory(const Run *r, const Options *o, const GptConfig *c,
-                          int B) {
+                          int B, int T) {
     double mib = sizeof(float) / 1048576.0;
-    size_t acts = gpt_acts_floats(c, B, c->block_size);
-    size_t train = gpt_train_floats(c, B, dist_size());
+    size_t acts = gpt_acts_floats(c, B, T);
+    size_t train = gpt_train_floats(c, B, T, dist_size());
     report_line("memory", "estimated %.0f MiB at the peak: this process "
                 "%.1f, activations %.1f (%d x %d), weights with gradients "
                 "and AdamW's moments %.1f, a sample %.1f (MiB)",
                 mem_plan_mib(&r->mem), r->mem.resident / 1048576.0,
-                acts * mib, B, c->block_size, (train - acts) * mib,
+                acts * mib, B, T, (train - acts) * mib,
                 sample_floats(r, o, c) * mib);
     fflush(stdout);   // seen before the allocation, even in a log
 }
 //< memory-plan
 
-// A new run's model, from the flags.
-static GptConfig new_config(const Run *r, const Options *o) {
+// A new run's model: from the flags, or the task's from its files, with
+// the run's dropout. *load: what loading it holds beside it.
+static GptConfig new_config(const Run *r, const Options *o, size_t *load) {
+    *load = 0;
+    if (r->task) {
+        GptConfig c;
+        Error err;
+        if (r->task->peek_model(r->task->ctx, &c, load, &err) != 0)
+            die("%s", err.msg);
+        c.dropout = o->dropout;
+        return c;
+    }
     return (GptConfig){.vocab_size = r->corpus.vocab.size,
                        .block_size = o->block, .n_layer = o->layers,
                        .n_head = o->heads, .n_embd = o->embd,
@@ -347,36 +423,67 @@ static GptConfig new_config(const Run *r, const Options *o) {
                        .positional = POS_LEARNED};
 }
 
+// The T of a new run's batches: the block, or a task's --window.
+static int new_window(const Run *r, const Options *o, const GptConfig *mc) {
+    if (!r->task) return mc->block_size;
+    if (o->t.window > mc->block_size)
+        flags_fail("--window %d is longer than the model's block of %d "
+                   "tokens", o->t.window, mc->block_size);
+    return o->t.window;
+}
+
 // A new run, checked before anything of its size is allocated: its
-// model, the corpus against its block, its memory.
+// model, the corpus against its window, its memory.
 static void plan_run(Run *r, const Options *o) {
-    GptConfig mc = new_config(r, o);
+    size_t load;
+    GptConfig mc = new_config(r, o, &load);
     Error err;
     if (gpt_config_check(&mc, &err) != 0) flags_fail("%s", err.msg);
-    check_corpus(r, o, o->block);
-    check_memory(r, o, &mc, o->t.batch / dist_size(), 0);
+    int T = new_window(r, o, &mc);
+    check_corpus(r, o, T);
+    check_memory(r, o, &mc, o->t.batch / dist_size(), T, 0, load);
+}
+
+// The new run's model: made and initialised, or loaded by the task.
+static void new_model(const Run *r, const Options *o, const GptConfig *mc,
+                      Gpt *m) {
+    Error err;
+    if (r->task) {
+        if (r->task->load_model(r->task->ctx, m, &err) != 0)
+            die("%s", err.msg);
+        m->cfg.dropout = o->dropout;
+        return;
+    }
+    if (gpt_create(m, mc, &err) != 0) flags_fail("%s", err.msg);
+    Rng init;
+    rng_seed(&init, o->t.seed);
+    gpt_init(m, &init);
 }
 
 // Then made, once no usage error can come: its first lines are printed
 // before it allocates, which for a large run takes a while.
 static void start_run(Run *r, const Options *o) {
-    GptConfig mc = new_config(r, o);
-    Error err;
+    size_t load;
+    GptConfig mc = new_config(r, o, &load);
     int B = o->t.batch / dist_size();   // this process's part of a batch
+    int T = new_window(r, o, &mc);
     print_title(r->be);
-    report_memory(r, o, &mc, B);
+    report_memory(r, o, &mc, B, T);
     Gpt m;
-    if (gpt_create(&m, &mc, &err) != 0) flags_fail("%s", err.msg);
-    Rng init;
-    rng_seed(&init, o->t.seed);
-    gpt_init(&m, &init);
+    new_model(r, o, &mc, &m);
+    // (a task's run has no characters: its checkpoints name its tokenizer)
     Vocab vocab = {.size = r->corpus.vocab.size};
     vocab.chars = xmalloc((size_t)vocab.size * sizeof *vocab.chars);
-    memcpy(vocab.chars, r->corpus.vocab.chars,
-           (size_t)vocab.size * sizeof *vocab.chars);
-    if (gpt_train_init(&r->gpt, &m, &vocab, B, &err) != 0
+    if (vocab.size > 0)
+        memcpy(vocab.chars, r->corpus.vocab.chars,
+               (size_t)vocab.size * sizeof *vocab.chars);
+    Error err;
+    if (gpt_train_init(&r->gpt, &m, &vocab, B, T, &err) != 0
         || gpt_train_split(&r->gpt, dist_rank(), dist_size(), &err) != 0)
         die("%s", err.msg);
+    if (r->task)
+        snprintf(r->gpt.tokenizer, sizeof r->gpt.tokenizer, "%s",
+                 r->task->tokenizer);
     TrainModel tm = gpt_train_model(&r->gpt);
     if (trainer_init(&r->trainer, &tm, &o->t, &err) != 0)
         flags_fail("%s", err.msg);
@@ -389,8 +496,25 @@ static void print_title(const TrainBackend *be) {
     done = true;
 }
 
-static void resume_run(Run *r, const Options *o) {
+// What the ids of the run saved in o->resume are, from its checkpoint's
+// header, against this run's: chapter 1's characters, or the task's
+// tokenizer. (Characters are then checked against --data's once loaded.)
+static void check_saved_tokens(const Run *r, const Options *o) {
+    char path[4096], name[CHECKPOINT_TOKENIZER_MAX];
+    snprintf(path, sizeof path, "%s/model.safetensors", o->resume);
     Error err;
+    if (checkpoint_tokenizer(path, name, &err) != 0) die("%s", err.msg);
+    const char *want = r->task ? r->task->tokenizer : "";
+    if (strcmp(name, want) != 0)
+        die("%s holds a run on %s%s; ./%s trains on %s%s", o->resume,
+            *name ? name : "characters", *name ? " tokens" : "",
+            program(r->be), *want ? want : "characters",
+            *want ? " tokens" : "");
+}
+
+// --resume's folder, before anything else is read: a run's, of the
+// ids this run trains on.
+static void check_resume_folder(const Run *r, const Options *o) {
     struct stat st;
     if (stat(o->resume, &st) != 0)
         die("--resume %s: %s (give the --out DIR of an earlier run)",
@@ -403,20 +527,28 @@ static void resume_run(Run *r, const Options *o) {
         flags_fail("--resume takes a run's folder, not a file: try "
                    "--resume %s", slash ? dir : ".");
     }
+    check_saved_tokens(r, o);
+}
+
+static void resume_run(Run *r, const Options *o) {
+    Error err;
     // the run's memory, from its files' headers, before they are read
     GptConfig mc;
     TrainConfig saved;
     size_t held;
-    if (gpt_resume_peek(o->resume, dist_size(), &mc, &saved, &held, &err))
+    int T;
+    if (gpt_resume_peek(o->resume, dist_size(), &mc, &saved, &held, &err)
+        || gpt_train_window(&mc, &saved, &T, &err) != 0)
         die("%s", err.msg);
-    check_memory(r, o, &mc, saved.batch / dist_size(), held);
+    check_memory(r, o, &mc, saved.batch / dist_size(), T, held, 0);
     if (gpt_trainer_resume(&r->trainer, &r->gpt, o->resume, dist_rank(),
                            dist_size(), &err) != 0)
         die("%s", err.msg);
     const Vocab *v = &r->gpt.vocab, *want = &r->corpus.vocab;
-    if (v->size != want->size
-        || memcmp(v->chars, want->chars,
-                  (size_t)v->size * sizeof *v->chars) != 0)
+    if (!r->task
+        && (v->size != want->size
+            || memcmp(v->chars, want->chars,
+                      (size_t)v->size * sizeof *v->chars) != 0))
         die("%s: the checkpoint's vocabulary is not the one of %s",
             o->resume, o->data);
     TrainConfig *c = &r->trainer.cfg;
@@ -472,7 +604,7 @@ static void describe(const Run *r, char *buf, size_t size) {
 static void print_run(const Run *r, const Options *o) {
     const GptConfig *mc = &r->gpt.model.cfg;
     const TrainConfig *c = &r->trainer.cfg;
-    int B = c->batch, T = mc->block_size, n = r->threads.threads;
+    int B = c->batch, T = r->gpt.T, n = r->threads.threads;
     char threads_text[64];
     if (r->threads.adaptive)   // settled and changed in the progress lines
         snprintf(threads_text, sizeof threads_text, "1 to %d threads, the "
@@ -483,7 +615,8 @@ static void print_run(const Run *r, const Options *o) {
     report_line("model", "%d layer%s, %d head%s, %d wide, block %d, "
                 "dropout %g, bias %s: %zu parameters", mc->n_layer,
                 mc->n_layer == 1 ? "" : "s", mc->n_head,
-                mc->n_head == 1 ? "" : "s", mc->n_embd, T, mc->dropout,
+                mc->n_head == 1 ? "" : "s", mc->n_embd, mc->block_size,
+                mc->dropout,
                 mc->bias ? "true" : "false", r->gpt.model.num_params);
     char sched[96];
     lr_schedule_describe(sched, sizeof sched, c->steps, c->warmup,
@@ -517,28 +650,31 @@ static void print_id(int id, void *ctx) {
     fwrite(buf, 1, (size_t)utf8_encode(v->chars[id], buf), stdout);
 }
 
-// A sample from the model as it is now, starting from a newline: by the
-// backend's generate when it has one, else on the host copy.
-static void show_sample(Run *r, int chars, uint64_t seed) {
-    if (chars <= 0) return;
+// A sample from the model as it is now, n tokens after a newline (or
+// the task's first id), each printed as it comes: by the backend's
+// generate when it has one, else on the host copy.
+static void show_sample(Run *r, int n, uint64_t seed) {
+    if (n <= 0) return;
     const Vocab *v = &r->gpt.vocab;
     const TrainBackend *be = r->be;
-    int *ids = xmalloc((size_t)(chars + 1) * sizeof *ids);
-    int nl = vocab_id(v, '\n');
-    ids[0] = nl >= 0 ? nl : 0;
-    GenOptions g = {.max_new_tokens = chars, .sample = {0.8f, 0, 1.0f},
-                    .seed = seed, .use_cache = true, .window = WINDOW_SLIDE};
+    const TrainTask *task = r->task;
+    TokenFn print = task ? task->print : print_id;
+    void *pctx = task ? task->ctx : (void *)v;
+    int *ids = xmalloc((size_t)(n + 1) * sizeof *ids);
+    int nl = task ? -1 : vocab_id(v, '\n');
+    ids[0] = task ? task->sample_start : nl >= 0 ? nl : 0;
+    GenOptions g = sample_options(n, seed);
     Error err;
     printf("---- sample (temperature 0.8)\n");
     int rc;
     if (be && be->generate) {
-        rc = be->generate(be->ctx, ids, 1, ids, &g, print_id, (void *)v,
-                          NULL, &err);
+        rc = be->generate(be->ctx, ids, 1, ids, &g, print, pctx, NULL, &err);
     } else {
         sync_host(r);
-        rc = generate(&r->gpt.model, ids, 1, ids, &g, print_id, (void *)v,
-                      NULL, &err);
+        rc = generate(&r->gpt.model, ids, 1, ids, &g, print, pctx, NULL,
+                      &err);
     }
+    if (task && task->print_end) task->print_end(task->ctx);
     if (rc != 0) printf("(sampling failed: %s)", err.msg);
     printf("\n----\n");
     free(ids);
@@ -554,8 +690,10 @@ typedef struct {
     int exit_code;        // 0, 1 (a failed step) or 130 (Ctrl-C)
 } Outcome;
 
-static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
-                         bool *reached) {
+// An evaluation: its losses printed, kept for the chart and logged as a
+// row of the CSV; a sample (a third of the length) unless last.
+static void evaluate_now(Run *r, const Options *o, FILE *log, Outcome *out,
+                         bool last, bool *reached) {
     Trainer *t = &r->trainer;
     Error err;
     double tl, vl;
@@ -569,13 +707,24 @@ static void evaluate_now(Run *r, const Options *o, Outcome *out, bool last,
     if (!last && !o->quiet && o->sample_chars / 3 > 0 && dist_rank() == 0) {
         show_sample(r, o->sample_chars / 3, (uint64_t)t->step);
     }
-    if (o->stop_at_val > 0 && vl <= o->stop_at_val) {
+    // (a task's evaluation before its first step is where the run
+    // starts, not where it stops)
+    if (o->stop_at_val > 0 && vl <= o->stop_at_val && t->step > 0) {
         // the wall time, evaluations included (tests/bench/bench.py reads
         // this line, and train_torch.py writes it the same way)
         printf("reached val %.4f <= %.4f at step %d after %.2f s\n", vl,
                o->stop_at_val, t->step, time_now() - out->start);
         *reached = true;
     }
+    if (log) fprintf(log, "%d,,%.6f,%.6f,,,\n", t->step, tl, vl);
+}
+
+// A task's new run starts where the model it loaded stands: its losses,
+// and the sample that ends the run (the same seed), to compare with.
+static void evaluate_first(Run *r, const Options *o, FILE *log,
+                           Outcome *out, bool *reached) {
+    evaluate_now(r, o, log, out, true, reached);
+    if (!o->quiet && dist_rank() == 0) show_sample(r, o->sample_chars, 1);
 }
 
 static int cmp_double(const void *a, const void *b);
@@ -684,6 +833,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     bool reached = false, stop = false;
     double start = time_now();
     out->start = start;
+    if (r->task && !*o->resume) evaluate_first(r, o, log, out, &reached);
     while (t->step < c->steps && !reached && !stop) {
         StepResult s;
         Error err;
@@ -735,7 +885,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
         prof_on = false;   // evaluations and samples are not profiled
         if ((c->eval_every > 0 && t->step % c->eval_every == 0) || last) {
             progress_end(&pr);
-            evaluate_now(r, o, out, last, &reached);
+            evaluate_now(r, o, log, out, last, &reached);
             if (o->minutes > 0 && !last && !reached
                 && t->step > budget_probe(c)) {
                 refit_budget(r, o, out, time_now() - start, &pr);
@@ -743,9 +893,6 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
                 dist_broadcast_int(&t->cfg.decay_steps);
                 pr.total_steps = c->steps;
             }
-            if (log)
-                fprintf(log, "%d,,%.6f,%.6f,,,\n", t->step,
-                        out->curve.train[out->curve.n - 1], out->last_val);
         }
         // a Ctrl-C reaches the ranks at different steps: all stop at once
         stop = dist_any(interrupted);
@@ -829,12 +976,12 @@ static void show_profile(const Run *r, int steps) {
     int B = r->gpt.B;   // this process's part of a batch
     double mib = sizeof(float) / 1048576.0;
     double n = (double)r->gpt.model.num_params;
-    double acts = (double)gpt_acts_floats(c, B, c->block_size);
+    double acts = (double)gpt_acts_floats(c, B, r->gpt.T);
     report_line("memory", "parameters %.1f MiB, gradients %.1f MiB, AdamW "
                 "moments %.1f MiB, activations %.1f MiB (batch %d x %d): "
                 "%.0fx the parameters; they grow with batch x block (the "
                 "attention weights with block^2)", n * mib, n * mib,
-                2 * n * mib, acts * mib, B, c->block_size, acts / n);
+                2 * n * mib, acts * mib, B, r->gpt.T, acts / n);
 }
 //< profile-report
 
@@ -843,8 +990,10 @@ static void report(Run *r, const Options *o, Outcome *out) {
     if (out->exit_code == 0 && dist_rank() == 0) {
         curve_draw(&out->curve, stdout);
         show_sample(r, o->sample_chars, 1);
-        if (*o->out) report_line("saved", "%s/model.safetensors (./ch5 "
-                                 "--checkpoint loads it)", o->out);
+        if (*o->out)
+            report_line("saved", "%s/model.safetensors (%s loads it)",
+                        o->out, r->task ? r->task->reader
+                                        : "./ch5 --checkpoint");
     }
     if (o->profile) show_profile(r, out->n_times);
     if (o->plot_data && dist_rank() == 0)
@@ -883,12 +1032,24 @@ static void run_threads(AutoThreads *a, int asked, bool fixed) {
     autothreads_init(a, fixed ? n : 0, n);
 }
 
+// The task's last word on a run that ended well and saved into --out
+// (./ch9: a copy in Hugging Face's layout). A failure fails the run.
+static void finish_task(Run *r, const Options *o, Outcome *out) {
+    const TrainTask *task = r->task;
+    Error err;
+    if (!task || !task->finish) return;
+    if (task->finish(task->ctx, &r->gpt.model, o->out, &err) != 0) {
+        fprintf(stderr, "%s: error: %s\n", error_progname(), err.msg);
+        out->exit_code = 1;
+    }
+}
+
 int train_main(int argc, char **argv, const TrainBackend *be) {
     error_set_progname(argv[0]);
     dist_init();   // first: under mpirun only rank 0 prints, even --help
     Options o;
     parse_flags(&o, argc, argv, be);
-    Run r = {.be = be};
+    Run r = {.be = be, .task = task_of(be)};
     run_threads(&r.threads, o.threads, be || dist_size() > 1);
     if (be && be->before) {
         int rc = be->before(be->ctx);
@@ -900,13 +1061,21 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
     if (dist_rank() == 0 && *o.out
         && checkpoint_dir_claim(o.out, o.resume, o.overwrite, &err) != 0)
         flags_fail("%s", err.msg);
-    if (corpus_load(&r.corpus, o.data, &err) != 0) die("%s", err.msg);
+    if (*o.resume) check_resume_folder(&r, &o);
+    const TrainTask *task = r.task;
+    if (task && task->open(task->ctx, *o.resume ? o.resume : NULL, &err))
+        die("%s", err.msg);
+    if (load_corpus(&r, &o, &err) != 0) die("%s", err.msg);
     if (*o.resume) resume_run(&r, &o);
     else plan_run(&r, &o);   // made below, after the output's checks
-    if (*o.resume) check_corpus(&r, &o, r.gpt.model.cfg.block_size);
+    if (*o.resume) check_corpus(&r, &o, r.gpt.T);
     // rank 0 alone writes: the checkpoints and the log
     bool writer = dist_rank() == 0;
     if (writer && *o.out && checkpoint_dir_check(o.out, &err) != 0)
+        die("%s", err.msg);
+    // a task's run keeps its tokenizer's files beside its checkpoints
+    if (writer && *o.out && task && strcmp(o.out, o.resume) != 0
+        && task->save_files(task->ctx, o.out, &err) != 0)
         die("%s", err.msg);
     if (writer && o.plot_data) profile_csv_check(o.plot_data, o.profile);
     FILE *log = NULL;
@@ -948,8 +1117,11 @@ int train_main(int argc, char **argv, const TrainBackend *be) {
 
     free(out.times);
     curve_free(&out.curve);
+    if (r.task) sync_host(&r);   // (its finish reads the host copy)
     if (be && be->detach) be->detach(be->ctx);
     trainer_free(&r.trainer);
+    if (out.exit_code == 0 && *o.out && dist_rank() == 0)
+        finish_task(&r, &o, &out);
     gpt_train_free(&r.gpt);
     corpus_free(&r.corpus);
     return out.exit_code;

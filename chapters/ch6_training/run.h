@@ -1,9 +1,10 @@
 // run.h - the ./ch6 program as a function, so that another program can
-// train the GPT the same way with its weights elsewhere. ./ch6 is
-// train_main(argc, argv, NULL); ./ch8 passes a TrainBackend that puts the
-// model on the GPU and reuses everything else: the flags and presets, the
-// progress line, the CSV log, checkpoints and --resume, the samples and
-// the summary.
+// train the GPT the same way with its weights elsewhere, or another GPT
+// on other tokens. ./ch6 is train_main(argc, argv, NULL); ./ch8 passes a
+// TrainBackend that puts the model on the GPU, ./ch9 one whose TrainTask
+// fine-tunes GPT-2, and both reuse everything else: the flags and
+// presets, the progress line, the CSV log, checkpoints and --resume, the
+// samples and the summary.
 #ifndef CH6_RUN_H
 #define CH6_RUN_H
 
@@ -15,6 +16,56 @@
 #include "generate.h"
 #include "gpt_train.h"
 #include "train.h"
+
+// A preset: the defaults of a run's flags. ./ch6 has three (run.c); a
+// task (below) brings its own.
+typedef struct {
+    const char *name, *about;
+    int layers, heads, embd, block, bias;   // a new model's shape
+    float dropout;
+    float minutes;        // the time budget (0: none): see fit_budget
+    TrainConfig t;
+} TrainPreset;
+
+//> train-task
+// What a run trains, when it is not ./ch6's new character-level GPT on
+// chapter 1's corpus. ./ch9 fine-tunes GPT-2: its text is GPT-2's
+// tokens, it starts from OpenAI's weights, and its samples and
+// checkpoints speak of that tokenizer. Every function gets ctx, and
+// those that return an int return 0, or -1 with a message; all must be
+// set but print_end and finish, which may be NULL.
+typedef struct {
+    void *ctx;
+    const TrainPreset *preset;   // the defaults (no --preset flag then)
+    // First, for a new run (resume NULL) or the run saved in the folder
+    // resume: makes ready the tokenizer (a run keeps a copy of its files,
+    // save_files) and, for a new run, what the model will load from.
+    int (*open)(void *ctx, const char *resume, Error *err);
+    // The text at path as the tokenizer's ids: *ids (malloc'd), *n.
+    int (*encode_file)(void *ctx, const char *path, int **ids, size_t *n,
+                       Error *err);
+    // A new run's model: its config from its files' headers, with *load
+    // the floats' worth that loading holds beside the model (the memory
+    // plan comes before anything large is read); then the model itself.
+    int (*peek_model)(void *ctx, GptConfig *cfg, size_t *load, Error *err);
+    int (*load_model)(void *ctx, Gpt *m, Error *err);
+    // The tokenizer's name, which every checkpoint carries in place of a
+    // character vocabulary (checkpoint_save_tokenizer), and the files
+    // that rebuild it, written into the run's folder (--out).
+    const char *tokenizer;
+    int (*save_files)(void *ctx, const char *dir, Error *err);
+    // Samples start from the id sample_start; print writes each new id
+    // (its bytes), print_end what is left at the end of a sample.
+    int sample_start, sample_tokens;   // (the default of --sample-tokens)
+    TokenFn print;
+    void (*print_end)(void *ctx);
+    const char *reader;   // reads the checkpoints: "./ch9 --checkpoint"
+    // At the end of a run that saved into out, its model as it ended:
+    // ./ch9 writes it in Hugging Face's layout too. After the optimiser
+    // is freed, so its memory is free to use.
+    int (*finish)(void *ctx, const Gpt *m, const char *out, Error *err);
+} TrainTask;
+//< train-task
 
 //> train-backend
 // Where a run trains, when not on this CPU. Every function may be NULL.
@@ -55,6 +106,8 @@ typedef struct {
     int (*generate)(void *ctx, const int *prompt, int n_prompt, int *out,
                     const GenOptions *o, TokenFn on_token, void *tctx,
                     GenStats *stats, Error *err);
+    // What it trains, when not ./ch6's GPT (NULL): see TrainTask.
+    const TrainTask *task;
 } TrainBackend;
 
 // The whole program: parses argv (ch6's flags and be's), trains, reports;

@@ -9,10 +9,12 @@
 #include "profile.h"
 
 int train_config_check(const TrainConfig *cfg, Error *err) {
-    if (cfg->batch < 1 || cfg->steps < 0 || cfg->eval_iters < 1)
+    if (cfg->batch < 1 || cfg->steps < 0 || cfg->eval_iters < 1
+        || cfg->window < 0)
         return error_set(err, "training: batch and eval_iters must be >= 1 "
-                         "and steps >= 0 (got %d, %d, %d)", cfg->batch,
-                         cfg->eval_iters, cfg->steps);
+                         "and steps and window >= 0 (got %d, %d, %d, %d)",
+                         cfg->batch, cfg->eval_iters, cfg->steps,
+                         cfg->window);
     return 0;
 }
 

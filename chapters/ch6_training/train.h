@@ -18,6 +18,7 @@
 //> train-config
 typedef struct {
     int batch;            // B sequences per step
+    int window;           // T tokens in each (a GPT's); 0: its block_size
     int steps;            // steps in the whole run
     float lr, min_lr;     // the schedule's peak and floor
     int warmup;           // steps of linear warmup
@@ -30,8 +31,8 @@ typedef struct {
 } TrainConfig;
 //< train-config
 
-// 0, or -1 with a message unless batch >= 1, steps >= 0 and
-// eval_iters >= 1.
+// 0, or -1 with a message unless batch >= 1, window >= 0, steps >= 0
+// and eval_iters >= 1.
 int train_config_check(const TrainConfig *cfg, Error *err);
 
 //> train-model

@@ -17,150 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpe_tables.h"
 #include "mem.h"
 #include "utf8.h"
-
-// ---- two hash tables: pairs of ids, and byte strings ---------------------
-
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-static uint64_t pair_key(int a, int b) {
-    return (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-}
-
-// (a, b) -> an int, open addressing with linear probing. The table is
-// only ever asked "what is stored for this key": nothing depends on the
-// order of its slots.
-typedef struct {
-    uint64_t *keys;   // (cap,) EMPTY where free
-    int *vals;
-    size_t cap, n;
-} PairMap;
-
-#define EMPTY UINT64_MAX
-
-static void pm_init(PairMap *m, size_t cap) {
-    m->cap = 16;
-    while (m->cap < 2 * cap) m->cap *= 2;
-    m->keys = xmalloc(m->cap * sizeof *m->keys);
-    m->vals = xmalloc(m->cap * sizeof *m->vals);
-    memset(m->keys, 0xff, m->cap * sizeof *m->keys);
-    m->n = 0;
-}
-
-static void pm_free(PairMap *m) {
-    free(m->keys);
-    free(m->vals);
-    *m = (PairMap){0};
-}
-
-static size_t pm_slot(const PairMap *m, uint64_t key) {
-    size_t i = mix64(key) & (m->cap - 1);
-    while (m->keys[i] != EMPTY && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int pm_get(const PairMap *m, uint64_t key) {
-    size_t i = pm_slot(m, key);
-    return m->keys[i] == EMPTY ? -1 : m->vals[i];
-}
-
-static void pm_put(PairMap *m, uint64_t key, int val) {
-    if (2 * (m->n + 1) > m->cap) {   // at most half full
-        PairMap old = *m;
-        pm_init(m, old.cap);
-        for (size_t i = 0; i < old.cap; i++)
-            if (old.keys[i] != EMPTY) pm_put(m, old.keys[i], old.vals[i]);
-        pm_free(&old);
-    }
-    size_t i = pm_slot(m, key);
-    if (m->keys[i] == EMPTY) m->n++;
-    m->keys[i] = key;
-    m->vals[i] = val;
-}
-
-// Byte strings -> 0, 1, 2, ... in the order they were added.
-typedef struct {
-    char *text;          // the strings, one after another
-    size_t text_len, text_cap;
-    size_t *off;         // (n,) where string i starts in text
-    int *len;            // (n,)
-    int n, n_cap;
-    int *slots;          // (cap,) an index, or -1
-    size_t cap;
-} StrTab;
-
-static uint64_t hash_bytes(const char *s, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ULL;   // FNV-1a
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-    return mix64(h);
-}
-
-static void st_slots(StrTab *t, size_t cap) {
-    free(t->slots);
-    t->cap = cap;
-    t->slots = xmalloc(cap * sizeof *t->slots);
-    memset(t->slots, 0xff, cap * sizeof *t->slots);
-}
-
-static size_t st_slot(const StrTab *t, const char *s, int n, uint64_t h) {
-    size_t i = h & (t->cap - 1);
-    for (;; i = (i + 1) & (t->cap - 1)) {
-        int k = t->slots[i];
-        if (k < 0 || (t->len[k] == n
-                      && memcmp(t->text + t->off[k], s, (size_t)n) == 0))
-            return i;
-    }
-}
-
-// The index of s, or -1.
-static int st_find(const StrTab *t, const char *s, int n) {
-    if (!t->cap) return -1;
-    return t->slots[st_slot(t, s, n, hash_bytes(s, (size_t)n))];
-}
-
-// Adds s, which is not in t; returns its index.
-static int st_add(StrTab *t, const char *s, int n) {
-    if (2 * (size_t)(t->n + 1) > t->cap) {
-        st_slots(t, t->cap ? 2 * t->cap : 1024);
-        for (int k = 0; k < t->n; k++) {
-            const char *ks = t->text + t->off[k];
-            size_t i = st_slot(t, ks, t->len[k], hash_bytes(ks, t->len[k]));
-            t->slots[i] = k;
-        }
-    }
-    if (t->n == t->n_cap) {
-        t->n_cap = t->n_cap ? 2 * t->n_cap : 1024;
-        t->off = xrealloc(t->off, t->n_cap * sizeof *t->off);
-        t->len = xrealloc(t->len, t->n_cap * sizeof *t->len);
-    }
-    if (t->text_len + (size_t)n > t->text_cap) {
-        while (t->text_len + (size_t)n > t->text_cap)
-            t->text_cap = t->text_cap ? 2 * t->text_cap : 1 << 16;
-        t->text = xrealloc(t->text, t->text_cap);
-    }
-    memcpy(t->text + t->text_len, s, (size_t)n);
-    t->off[t->n] = t->text_len;
-    t->len[t->n] = n;
-    t->text_len += (size_t)n;
-    t->slots[st_slot(t, s, n, hash_bytes(s, (size_t)n))] = t->n;
-    return t->n++;
-}
-
-static void st_free(StrTab *t) {
-    free(t->text);
-    free(t->off);
-    free(t->len);
-    free(t->slots);
-    *t = (StrTab){0};
-}
 
 typedef struct {
     int *v;
@@ -203,14 +62,10 @@ static int char_id(const Bpe *t, uint32_t cp) {
 
 struct BpeTables {
     PairMap rank;     // (a, b) -> the merge that joins them
-    StrTab seen;      // the encoding cache: piece k ...
-    size_t *tok_off;  // ... has ids tok[tok_off[k] .. + tok_n[k])
-    int *tok_n;
-    int *tok;
-    size_t tok_len, tok_cap;
+    int *merged;      // (M,) the id merge i makes: BPE_ALPHA + A + i
+    IdCache seen;     // the encoding cache: piece -> its ids
     uint32_t *cps;    // scratch for one piece
-    int *sym;
-    int scratch;      // their size
+    int scratch;      // its size
 };
 
 // Fills in what encoding and decoding look up: each id's UTF-8, and the
@@ -250,22 +105,21 @@ static void bpe_finish(Bpe *t) {
     }
     free(n);
     t->tab = xcalloc(1, sizeof *t->tab);
-    pm_init(&t->tab->rank, (size_t)M);
-    for (int i = 0; i < M; i++)
-        pm_put(&t->tab->rank, pair_key(t->merges[2 * i], t->merges[2 * i + 1]),
-               i);
+    pairmap_init(&t->tab->rank, (size_t)M);
+    t->tab->merged = xmalloc((size_t)(M ? M : 1) * sizeof *t->tab->merged);
+    for (int i = 0; i < M; i++) {
+        pairmap_put(&t->tab->rank, t->merges[2 * i], t->merges[2 * i + 1], i);
+        t->tab->merged[i] = BPE_ALPHA + A + i;
+    }
 }
 
 void bpe_free(Bpe *t) {
     if (t->tab) {
         BpeTables *b = t->tab;
-        pm_free(&b->rank);
-        st_free(&b->seen);
-        free(b->tok_off);
-        free(b->tok_n);
-        free(b->tok);
+        pairmap_free(&b->rank);
+        free(b->merged);
+        idcache_free(&b->seen);
         free(b->cps);
-        free(b->sym);
         free(b);
     }
     free(t->chars);
@@ -356,7 +210,7 @@ static int best_pair(Learner *L) {
 // Adds f to the count of pair (a, b), making it if new, and (when
 // record) notes that word w holds it.
 static void pair_add(Learner *L, int a, int b, long f, int w, bool record) {
-    int p = pm_get(&L->index, pair_key(a, b));
+    int p = pairmap_get(&L->index, a, b);
     if (p < 0) {
         if (L->np == L->np_cap) {
             int c = L->np_cap = L->np_cap ? 2 * L->np_cap : 1024;
@@ -368,7 +222,7 @@ static void pair_add(Learner *L, int a, int b, long f, int w, bool record) {
         p = L->np++;
         L->pa[p] = a, L->pb[p] = b, L->count[p] = 0;
         L->occ[p] = (IntVec){0};
-        pm_put(&L->index, pair_key(a, b), p);
+        pairmap_put(&L->index, a, b, p);
         iv_push(&L->fresh, p);
     }
     L->count[p] += f;
@@ -387,7 +241,7 @@ static void merge_word(Learner *L, int w, int a, int b, int x) {
     while (i + 1 < n && !(s[i] == a && s[i + 1] == b)) i++;
     if (i + 1 >= n) return;   // an old entry of the list: not any more
     for (i = 0; i + 1 < n; i++)
-        L->count[pm_get(&L->index, pair_key(s[i], s[i + 1]))] -= f;
+        L->count[pairmap_get(&L->index, s[i], s[i + 1])] -= f;
     int j = 0;
     for (i = 0; i < n; j++) {
         if (i + 1 < n && s[i] == a && s[i + 1] == b) s[j] = x, i += 2;
@@ -424,7 +278,7 @@ static void learner_free(Learner *L) {
     free(L->len);
     free(L->sym);
     free(L->freq);
-    pm_free(&L->index);
+    pairmap_free(&L->index);
     free(L->pa);
     free(L->pb);
     free(L->count);
@@ -468,9 +322,9 @@ static int count_words(StrTab *words, long **freq, const char *const *texts,
             }
             while (i < end) {
                 size_t e = piece_end(s, i, end, '\n');
-                int w = st_find(words, s + i, (int)(e - i));
+                int w = strtab_find(words, s + i, (int)(e - i));
                 if (w < 0) {
-                    w = st_add(words, s + i, (int)(e - i));
+                    w = strtab_add(words, s + i, (int)(e - i));
                     if (w == cap) {
                         cap = cap ? 2 * cap : 1024;
                         *freq = xrealloc(*freq, (size_t)cap * sizeof **freq);
@@ -509,7 +363,7 @@ static int learner_init(Learner *L, Bpe *t, const char *const *texts,
     StrTab words = {0};
     long *freq = NULL;
     if (count_words(&words, &freq, texts, lens, n_texts, err)) {
-        st_free(&words);
+        strtab_free(&words);
         free(freq);
         return -1;
     }
@@ -531,9 +385,9 @@ static int learner_init(Learner *L, Bpe *t, const char *const *texts,
     L->sym = xmalloc((size_t)(total + 1) * sizeof *L->sym);
     for (long i = 0; i < total; i++) L->sym[i] = char_id(t, cps[i]);
     free(cps);
-    st_free(&words);
+    strtab_free(&words);
     L->seen = xcalloc((size_t)(W + 1), sizeof *L->seen);
-    pm_init(&L->index, (size_t)total / 4 + 16);
+    pairmap_init(&L->index, (size_t)total / 4 + 16);
     for (int w = 0; w < W; w++)
         for (int i = 0; i + 1 < L->len[w]; i++)
             pair_add(L, L->sym[L->start[w] + i], L->sym[L->start[w] + i + 1],
@@ -579,56 +433,17 @@ int bpe_learn(Bpe *t, const char *const *texts, const size_t *lens,
 // The ids of one piece (valid UTF-8, n bytes) into out; returns how many.
 static int encode_piece(Bpe *t, const char *s, int n, int *out) {
     BpeTables *tb = t->tab;
-    int k = st_find(&tb->seen, s, n);
-    if (k >= 0) {
-        memcpy(out, tb->tok + tb->tok_off[k], (size_t)tb->tok_n[k] * sizeof *out);
-        return tb->tok_n[k];
-    }
+    int len = idcache_get(&tb->seen, s, n, out);
+    if (len >= 0) return len;
     if (n > tb->scratch) {
         tb->scratch = n;
         tb->cps = xrealloc(tb->cps, (size_t)n * sizeof *tb->cps);
     }
-    long len = utf8_decode(s, (size_t)n, tb->cps, NULL);
-    int *sym = out;
-    for (long i = 0; i < len; i++) sym[i] = char_id(t, tb->cps[i]);
-    //> bpe-encode-word
-    // Merge the pair that was learnt first, everywhere in the word, until
-    // no pair of the word was ever merged. The merges apply in the order
-    // they were learnt, as they did to the training words.
-    for (;;) {
-        int best = -1;
-        for (long i = 0; i + 1 < len; i++) {
-            int r = pm_get(&tb->rank, pair_key(sym[i], sym[i + 1]));
-            if (r >= 0 && (best < 0 || r < best)) best = r;
-        }
-        if (best < 0) break;
-        int a = t->merges[2 * best], b = t->merges[2 * best + 1];
-        long j = 0;
-        for (long i = 0; i < len; j++) {
-            if (i + 1 < len && sym[i] == a && sym[i + 1] == b)
-                sym[j] = BPE_ALPHA + t->n_chars + best, i += 2;
-            else sym[j] = sym[i++];
-        }
-        len = j;
-    }
-    //< bpe-encode-word
-    if (tb->seen.n < BPE_CACHE_MAX) {
-        k = st_add(&tb->seen, s, n);
-        if (k % 1024 == 0) {
-            tb->tok_off = xrealloc(tb->tok_off, (size_t)(k + 1024)
-                                   * sizeof *tb->tok_off);
-            tb->tok_n = xrealloc(tb->tok_n, (size_t)(k + 1024)
-                                 * sizeof *tb->tok_n);
-        }
-        while (tb->tok_len + (size_t)len > tb->tok_cap) {
-            tb->tok_cap = tb->tok_cap ? 2 * tb->tok_cap : 1 << 14;
-            tb->tok = xrealloc(tb->tok, tb->tok_cap * sizeof *tb->tok);
-        }
-        memcpy(tb->tok + tb->tok_len, sym, (size_t)len * sizeof *sym);
-        tb->tok_off[k] = tb->tok_len, tb->tok_n[k] = (int)len;
-        tb->tok_len += (size_t)len;
-    }
-    return (int)len;
+    len = (int)utf8_decode(s, (size_t)n, tb->cps, NULL);
+    for (int i = 0; i < len; i++) out[i] = char_id(t, tb->cps[i]);
+    len = bpe_merge_word(out, len, &tb->rank, tb->merged);
+    if (tb->seen.keys.n < BPE_CACHE_MAX) idcache_put(&tb->seen, s, n, out, len);
+    return len;
 }
 
 int bpe_encode(Bpe *t, const char *text, size_t n, int *out, Error *err) {
@@ -812,16 +627,16 @@ int bpe_from_string(Bpe *out, const char *s, Error *err) {
     t.n_chars = (int)A;
     if (*p++ != '\n') BAD("expected a newline after the alphabet");
     t.merges = xmalloc((size_t)(M ? M : 1) * 2 * sizeof *t.merges);
-    pm_init(&seen, (size_t)M);
+    pairmap_init(&seen, (size_t)M);
     for (long i = 0; i < M; i++) {
         long hi = BPE_ALPHA + A + i - 1, a, b;
         if (parse_uint(&p, hi, &a) || a < BPE_ALPHA || *p++ != ' '
             || parse_uint(&p, hi, &b) || b < BPE_ALPHA || *p++ != '\n')
             BAD("merge %ld is not \"a b\" with ids in [%d, %ld]", i + 1,
                 BPE_ALPHA, hi);
-        int twin = pm_get(&seen, pair_key((int)a, (int)b));
+        int twin = pairmap_get(&seen, (int)a, (int)b);
         if (twin >= 0) BAD("merge %ld repeats merge %d", i + 1, twin + 1);
-        pm_put(&seen, pair_key((int)a, (int)b), (int)i);
+        pairmap_put(&seen, (int)a, (int)b, (int)i);
         t.merges[2 * i] = (int)a, t.merges[2 * i + 1] = (int)b;
     }
     t.n_merges = (int)M;
@@ -829,12 +644,12 @@ int bpe_from_string(Bpe *out, const char *s, Error *err) {
     if (text_bytes(&t) > BPE_MAX_TEXT)
         BAD("the tokens' text would take more than %d bytes (merges that "
             "join long tokens again and again)", BPE_MAX_TEXT);
-    pm_free(&seen);
+    pairmap_free(&seen);
     bpe_finish(&t);
     *out = t;
     return 0;
 fail:
-    pm_free(&seen);
+    pairmap_free(&seen);
     bpe_free(&t);
     return -1;
 }

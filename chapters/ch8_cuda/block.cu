@@ -33,9 +33,9 @@ bool block_fused(void) { return fused; }
 //> block-forward-cuda
 static void block_forward_plain(float *out, BlockCacheCuda *cache,
                                 const float *inp, const BlockWeights *w,
-                                float dropout_p, uint64_t seed,
-                                uint64_t offset, int B, int T, int C, int NH,
-                                int F) {
+                                Activation act, float dropout_p,
+                                uint64_t seed, uint64_t offset, int B, int T,
+                                int C, int NH, int F) {
     BlockCacheCuda *c = cache;
     size_t n = (size_t)B * T * C;
     if (dropout_p > 0 && (!c->sa.mask || !c->ff.mask))
@@ -58,11 +58,11 @@ static void block_forward_plain(float *out, BlockCacheCuda *cache,
                                 c->res1, w->ln_2_w, w->ln_2_b, B, T, C);
     gemm_bf16_copy_end(before, c->ff.norm, n);
     ffn_forward_cuda(out, &c->mlp, c->ff.norm, w->mlp_c_fc_w, w->mlp_c_fc_b,
-                     w->mlp_c_proj_w, w->mlp_c_proj_b, GELU_EXACT, B, T, C,
-                     F);
+                     w->mlp_c_proj_w, w->mlp_c_proj_b, act, B, T, C, F);
     sublayer_add_cuda(out, c->ff.mask, c->res1, dropout_p, seed, offset + n,
                       n);
     c->dropout_p = dropout_p;
+    c->act = act;
 }
 //< block-forward-cuda
 
@@ -85,7 +85,7 @@ static void block_backward_plain(float *dinp, const BlockWeights *g,
     ffn_backward_set_cuda(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b,
                           g->mlp_c_proj_w, g->mlp_c_proj_b, &s->mlp, s->dy,
                           &c->mlp, c->ff.norm, w->mlp_c_fc_w,
-                          w->mlp_c_proj_w, GELU_EXACT, B, T, C, F);
+                          w->mlp_c_proj_w, c->act, B, T, C, F);
     layernorm_backward_cuda(s->dres, g->ln_2_w, g->ln_2_b, s->dsub, c->res1,
                             w->ln_2_w, c->ff.mean, c->ff.rstd, B, T, C);
     // res1 = inp + dropout(attn(ln_1(inp))): the same again, into dinp
@@ -117,8 +117,9 @@ static void block_backward_plain(float *dinp, const BlockWeights *g,
 //> block-fused-cuda
 static void block_forward_fused(float *out, BlockCacheCuda *c,
                                 const float *inp, const BlockWeights *w,
-                                float p, uint64_t seed, uint64_t offset,
-                                int B, int T, int C, int NH, int F) {
+                                Activation act, float p, uint64_t seed,
+                                uint64_t offset, int B, int T, int C, int NH,
+                                int F) {
     int N = B * T;
     size_t n = (size_t)N * C;
     if (p > 0 && (!c->sa.mask || !c->ff.mask))
@@ -144,11 +145,12 @@ static void block_forward_fused(float *out, BlockCacheCuda *c,
     gemm_bf16_copy_end(before, c->ff.norm, n);
     // out = res1 + dropout(mlp(ln_2(res1))), c_proj's bias added here
     ffn_forward_fused_cuda(out, &c->mlp, c->ff.norm, w->mlp_c_fc_w,
-                           w->mlp_c_fc_b, w->mlp_c_proj_w, GELU_EXACT, B, T,
-                           C, F);
+                           w->mlp_c_fc_b, w->mlp_c_proj_w, act, B, T, C,
+                           F);
     sublayer_bias_add_cuda(out, c->ff.mask, c->res1, w->mlp_c_proj_b, p,
                            seed, offset + n, N, C);
     c->dropout_p = p;
+    c->act = act;
 }
 
 static void block_backward_fused(float *dinp, const BlockWeights *g,
@@ -168,8 +170,8 @@ static void block_backward_fused(float *dinp, const BlockWeights *g,
     ffn_backward_fused_set_cuda(s->dsub, g->mlp_c_fc_w, g->mlp_c_fc_b,
                                 g->mlp_c_proj_w, g->mlp_c_proj_b, &s->mlp,
                                 dy, &c->mlp, c->ff.norm, w->mlp_c_fc_w,
-                                w->mlp_c_fc_b, w->mlp_c_proj_w, GELU_EXACT,
-                                B, T, C, F);
+                                w->mlp_c_fc_b, w->mlp_c_proj_w, c->act, B,
+                                T, C, F);
     layernorm_backward_skip_cuda(s->dres, dout, g->ln_2_w, g->ln_2_b,
                                  s->dsub, c->res1, w->ln_2_w, c->ff.mean,
                                  c->ff.rstd, B, T, C);
@@ -190,11 +192,11 @@ static void block_backward_fused(float *dinp, const BlockWeights *g,
 //< block-fused-cuda
 
 void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
-                        const BlockWeights *w, float dropout_p,
-                        uint64_t seed, uint64_t offset, int B, int T, int C,
-                        int NH, int F) {
+                        const BlockWeights *w, Activation act,
+                        float dropout_p, uint64_t seed, uint64_t offset,
+                        int B, int T, int C, int NH, int F) {
     (fused ? block_forward_fused : block_forward_plain)(
-        out, cache, inp, w, dropout_p, seed, offset, B, T, C, NH, F);
+        out, cache, inp, w, act, dropout_p, seed, offset, B, T, C, NH, F);
 }
 
 void block_backward_set_cuda(float *dinp, const BlockWeights *g,

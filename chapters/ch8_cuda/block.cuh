@@ -24,6 +24,7 @@ typedef struct {
     uint16_t *sa_norm16, *ff_norm16;   // bf16 mode: sa.norm's, ff.norm's
                                        // copies, kept; or NULL
     float dropout_p;      // of the last forward pass
+    Activation act;       // the FFN's GELU in the last forward pass
 } BlockCacheCuda;
 
 // BlockScratch's views on the device: one serves every layer.
@@ -33,14 +34,16 @@ typedef struct {
     FfnScratchCuda mlp;
 } BlockScratchCuda;
 
-// As block_forward and block_backward (causal, GELU_EXACT: the GPT's
-// block), device pointers. Dropout draws from the counter-based
-// generator of dropout.cu: site s of the pass (0 the attention's output,
-// 1 the FFN's) uses the counters offset + s * B*T*C onwards, under seed.
+// As block_forward and block_backward (causal: the GPT's block; act is
+// GELU_EXACT or GELU_TANH, and the backward pass uses the one its
+// forward pass did, as on the CPU), device pointers. Dropout draws from
+// the counter-based generator of dropout.cu: site s of the pass (0 the
+// attention's output, 1 the FFN's) uses the counters offset + s * B*T*C
+// onwards, under seed.
 void block_forward_cuda(float *out, BlockCacheCuda *cache, const float *inp,
-                        const BlockWeights *w, float dropout_p,
-                        uint64_t seed, uint64_t offset, int B, int T, int C,
-                        int NH, int F);
+                        const BlockWeights *w, Activation act,
+                        float dropout_p, uint64_t seed, uint64_t offset,
+                        int B, int T, int C, int NH, int F);
 // block_backward_set_cuda sets dinp to its gradient instead of adding
 // to it (no clearing first); the weights' gradients in g are added to,
 // as on the CPU.

@@ -296,8 +296,9 @@ static void forward_launches(const GptCuda *m, GptCudaActs *a) {
     const float *x = a->x0;
     for (int l = 0; l < c->n_layer; l++) {
         float *out = a->res + l * btc;
-        block_forward_cuda(out, &a->blocks[l], x, &m->w.h[l], p, a->seed,
-                           (1 + 2 * (uint64_t)l) * btc, B, T, C, NH, F);
+        block_forward_cuda(out, &a->blocks[l], x, &m->w.h[l], c->act, p,
+                           a->seed, (1 + 2 * (uint64_t)l) * btc, B, T, C, NH,
+                           F);
         x = out;
     }
     unsigned long before = cuda_writes();   // (in bf16, with its copy)

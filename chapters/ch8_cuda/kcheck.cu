@@ -1988,7 +1988,8 @@ static void check_gpt_step_plain(KReport *rep, const int sz[4],
 
 // ---- gpt_cuda.cu -------------------------------------------------------------
 
-// sz: B, T, bias (0/1), flash (0/1). One training step's forward and
+// sz: B, T, bias (0/1), mode (GPT_DIMS' bits: flash, bf16, blocks of 8,
+// heads of 16, GPT-2's tanh GELU). One training step's forward and
 // backward passes of a small GPT (2 layers, 4 heads, 48 wide, the
 // characters' 65 ids, no dropout: the GPU's masks are not the CPU's) on
 // the GPU against chapter 5's gpt_forward and gpt_backward: the loss, the
@@ -2005,12 +2006,14 @@ static void check_gpt_step(KReport *rep, const int sz[4], uint64_t seed) {
     cfg.n_embd = 48, cfg.n_ffn = 4 * 48, cfg.dropout = 0.0f;
     cfg.bias = sz[2] != 0;
     if (sz[3] & 8) cfg.n_head = 3;   // heads of 16: bf16 flash_tc.cu's
+    if (sz[3] & 16) cfg.act = GELU_TANH;   // GPT-2's (chapter 9)
     bool flash = (sz[3] & 1) != 0, bf16 = (sz[3] & 2) != 0;
     int block = (sz[3] & 4) ? ROWS_BLOCK : mha_causal_block();
     char sizes[64];
-    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s%s%s", B, T,
+    snprintf(sizes, sizeof sizes, "B=%d T=%d%s%s%s%s%s", B, T,
              cfg.bias ? " bias" : "", flash ? " flash" : "",
-             bf16 ? " bf16" : "", block < T ? " blocks" : "");
+             bf16 ? " bf16" : "", block < T ? " blocks" : "",
+             cfg.act == GELU_TANH ? " tanh" : "");
     // bf16 products: each rounds its operands to 8 bits of mantissa
     // (2^-9 relative), so the step is good to about 1e-2 only (the worst
     // gradient, relative to its tensor's largest, measured 3e-3 to 7.3e-3
@@ -2453,7 +2456,8 @@ static void check_wmma_positions(KReport *rep, const int sz[4],
 
 #define ROWS_DIMS \
     "B, T, HS, mode (1 bf16, 3 bf16 qkv whole, +4 set, +8 blocks of 8)"
-#define GPT_DIMS "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8, 8 HS 16)"
+#define GPT_DIMS \
+    "B, T, bias, mode (1 flash, 2 bf16, 4 blocks of 8, 8 HS 16, 16 tanh)"
 #define GEMM_DIMS "M, N, K, mode (1 A^T, 2 B^T, 4 batched)"
 #define GRID_DIMS "M, N, K, mode (1 bf16, 2 odd widths)"
 #define WMMA_DIMS "K, half, layouts (1 A, 2 B, 4 C, 8 out col-major), fill"
@@ -2592,6 +2596,7 @@ const KCheck KCHECKS[] = {
     {"fused", check_gpt_graph, {2, 11, 0, 1}, "B, T, bf16, flash", true},
     {"fused", check_gpt_step_plain, {2, 19, 0, 0}, GPT_DIMS, true},
     {"fused", check_gpt_step_plain, {3, 33, 1, 2}, GPT_DIMS, true},
+    {"fused", check_gpt_step_plain, {2, 19, 1, 16}, GPT_DIMS, true},
 
     // the whole model
     {"gpt", check_gpt_step, {2, 19, 0, 0}, GPT_DIMS, false},
@@ -2599,6 +2604,7 @@ const KCheck KCHECKS[] = {
     {"gpt", check_gpt_step, {3, 33, 1, 2}, GPT_DIMS, true},
     {"gpt", check_gpt_step, {2, 19, 0, 4}, GPT_DIMS, true},
     {"gpt", check_gpt_step, {3, 33, 1, 6}, GPT_DIMS, true},
+    {"gpt", check_gpt_step, {2, 19, 1, 17}, GPT_DIMS, true},
     {"gpt", check_gpt_bf16_kept, {2, 21, 0, 0}, "B, T, flash", true},
     {"gpt", check_gpt_bf16_kept, {2, 37, 1, 0}, "B, T, flash", true},
 };

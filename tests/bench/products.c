@@ -49,7 +49,9 @@ int main(int argc, char **argv) {
     int N = B * T;
     // (out, in) of each Linear of a layer, then the head
     const int outs[5] = {3 * C, C, 4 * C, C, V}, ins[5] = {C, C, C, 4 * C, C};
-    size_t big = (size_t)N * 4 * C;
+    // rows of the widest product: the FFN's 4C, or the head's V (a
+    // vocabulary larger than 4C, GPT-2's 50,257)
+    size_t big = (size_t)N * (4 * C > V ? 4 * C : V);
     float *inp = filled(big), *dout = filled(big), *out = filled(big);
     float *dinp = filled(big);
     float *w = filled((size_t)4 * C * C + (size_t)V * C);

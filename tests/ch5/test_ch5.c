@@ -312,9 +312,11 @@ static double model_loss(void *p) {
 // The whole model in training mode (dropout on, fixed masks), biases and
 // learned positions, each parameter tensor checked.
 START_TEST(gpt_backward_finite_differences_with_dropout) {
+    // (GPT-2's tanh GELU: the PyTorch fixtures check the exact one)
     GptConfig cfg = {.vocab_size = 6, .block_size = 5, .n_layer = 2,
                      .n_head = 2, .n_embd = 8, .n_ffn = 32, .dropout = 0.2f,
-                     .bias = true, .positional = POS_LEARNED};
+                     .bias = true, .positional = POS_LEARNED,
+                     .act = GELU_TANH};
     Gpt m;
     Error err;
     ck_assert_int_eq(gpt_create(&m, &cfg, &err), 0);
@@ -361,7 +363,8 @@ START_TEST(gpt_dropout_masks_each_place) {
         GptConfig cfg = {.vocab_size = 7, .block_size = T, .n_layer = L,
                          .n_head = 2, .n_embd = 8, .n_ffn = 16,
                          .dropout = 0.3f, .bias = pos == 0,
-                         .positional = pos ? POS_SINUSOIDAL : POS_LEARNED};
+                         .positional = pos ? POS_SINUSOIDAL : POS_LEARNED,
+                         .act = pos ? GELU_TANH : GELU_EXACT};
         int C = cfg.n_embd, V = cfg.vocab_size;
         size_t n = (size_t)B * T * C;
         Gpt m;
@@ -393,7 +396,7 @@ START_TEST(gpt_dropout_masks_each_place) {
                           m.w.wpe ? m.w.wpe : m.pos_table, B, T, C);
         for (size_t i = 0; i < n; i++) x[i] *= a.emb_mask[i];
         for (int l = 0; l < L; l++) {
-            block_with_masks(y, x, &m.w.h[l], NULL, true, GELU_EXACT, false,
+            block_with_masks(y, x, &m.w.h[l], NULL, true, cfg.act, false,
                              a.blocks[l].sa.mask, a.blocks[l].ff.mask, B, T,
                              C, cfg.n_head, cfg.n_ffn);
             float *t = x;
@@ -494,6 +497,15 @@ START_TEST(bad_configs_and_inputs) {
                                  "65536"));
     c.block_size = 65536;
     ck_assert_int_eq(gpt_config_check(&c, &err), 0);
+    // the FFN of a GPT is one of the two GELUs
+    c.act = GELU_TANH;
+    ck_assert_int_eq(gpt_config_check(&c, &err), 0);
+    c.act = RELU;
+    ck_assert_int_eq(gpt_config_check(&c, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not ReLU"));
+    c.act = (Activation)7;
+    ck_assert_int_eq(gpt_config_check(&c, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "activation"));
     c = gpt_config_default(10);
     c.block_size = 4;
     Gpt m;
@@ -548,7 +560,7 @@ START_TEST(checkpoint_round_trip) {
               && x->block_size == y->block_size && x->n_layer == y->n_layer
               && x->n_head == y->n_head && x->n_embd == y->n_embd
               && x->dropout == y->dropout && x->bias == y->bias
-              && x->positional == y->positional);
+              && x->positional == y->positional && x->act == y->act);
     ck_assert_int_eq(memcmp(m.params, back.params,
                             m.num_params * sizeof(float)), 0);
     ck_assert_int_eq(vb.size, v.size);
@@ -690,6 +702,20 @@ static void e_noconfig(StWriteTensor *t, int *n, const char **k,
     (void)t, (void)n, (void)v, (void)s;
     k[0] = "settings";
 }
+static void e_gelu(StWriteTensor *t, int *n, const char **k,
+                   const char **v, float *s) {
+    (void)t, (void)n, (void)k, (void)s;
+    v[0] = "{\"vocab_size\": 13, \"block_size\": 8, \"n_layer\": 2, "
+           "\"n_head\": 2, \"n_embd\": 12, \"bias\": true, \"dropout\": 0, "
+           "\"positional\": \"learned\", \"gelu\": \"relu\"}";
+}
+static void e_gelu_type(StWriteTensor *t, int *n, const char **k,
+                        const char **v, float *s) {
+    (void)t, (void)n, (void)k, (void)s;
+    v[0] = "{\"vocab_size\": 13, \"block_size\": 8, \"n_layer\": 2, "
+           "\"n_head\": 2, \"n_embd\": 12, \"bias\": true, \"dropout\": 0, "
+           "\"positional\": \"learned\", \"gelu\": 1}";
+}
 
 START_TEST(checkpoint_refusals) {
     // the unedited file loads, so each refusal below is the edit's doing
@@ -710,11 +736,56 @@ START_TEST(checkpoint_refusals) {
     expect_refusal(e_vocab, "vocab metadata has 12 characters");
     expect_refusal(e_order, "(U+0073) is out of order");
     expect_refusal(e_noconfig, "no \"config\"");
+    expect_refusal(e_gelu, "\"gelu\" must be \"exact\" or \"tanh\"");
+    expect_refusal(e_gelu_type, "\"gelu\" must be \"exact\" or \"tanh\"");
     Error err;
     ck_assert_int_eq(checkpoint_load("no/such/file.safetensors", &m, &v,
                                      &err), -1);
     ck_assert_ptr_nonnull(strstr(err.msg, "no/such/file.safetensors"));
     (void)e_none;
+}
+END_TEST
+
+// The FFN's GELU in checkpoints: files written before the key existed
+// (PyTorch's, tests/reference/ch5_*.safetensors, have no "gelu") load
+// with the exact form, the one they were made with; a tanh model saves
+// "gelu": "tanh" and loads back as tanh; an exact one says so too.
+START_TEST(checkpoint_gelu_key) {
+    for (int c = 0; c < 3; c++) {
+        Gpt m;
+        Vocab v;
+        load_case(CASES[c], &m, &v);
+        ck_assert_int_eq(m.cfg.act, GELU_EXACT);
+        gpt_free(&m), vocab_free(&v);
+    }
+    make_tmpdir();
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.safetensors", tmpdir);
+    for (int k = 0; k < 2; k++) {
+        Activation act = k ? GELU_TANH : GELU_EXACT;
+        Gpt m, back;
+        Vocab v, vb;
+        load_case("sin", &m, &v);
+        m.cfg.act = act;
+        Error err;
+        ck_assert_msg(checkpoint_save(path, &m, &v, &err) == 0, "%s",
+                      err.msg);
+        StFile f;
+        ck_assert_int_eq(st_load(&f, path, &err), 0);
+        ck_assert_ptr_nonnull(strstr(st_meta(&f, "config"),
+                                     k ? "\"gelu\": \"tanh\""
+                                       : "\"gelu\": \"exact\""));
+        st_free(&f);
+        ck_assert_msg(checkpoint_load(path, &back, &vb, &err) == 0, "%s",
+                      err.msg);
+        ck_assert_int_eq(back.cfg.act, act);
+        GptConfig peek;
+        ck_assert_int_eq(checkpoint_peek(path, &peek, NULL, &err), 0);
+        ck_assert_int_eq(peek.act, act);
+        gpt_free(&m), gpt_free(&back);
+        vocab_free(&v), vocab_free(&vb);
+    }
+    remove_tmpdir("m.safetensors");
 }
 END_TEST
 
@@ -796,6 +867,59 @@ START_TEST(kv_cache_gives_the_same_text) {
             }
         gpt_free(&m), vocab_free(&v);
     }
+}
+END_TEST
+
+// The cached step runs the model's own GELU. The two forms differ by at
+// most 5e-4, which moves few sampled tokens, so the FFNs are made to
+// show nothing but that difference: c_fc's weights 0 and its biases 2.5
+// (where the forms differ by 4.4e-4) make every FFN's output the same
+// vector c_proj @ GELU(2.5) + c_proj.b, and c_proj.b cancels it for the
+// exact GELU. With c_proj 10^4 times larger, a tanh model then adds a
+// vector of order 1 to the stream in every block, and writes other text
+// than the exact one (checked, so that the test can tell them apart). A
+// tanh model must write the same text with the cache as without.
+static void gelu_only_ffns(Gpt *m) {
+    int C = m->cfg.n_embd, F = m->cfg.n_ffn;
+    float *b = alloc_floats((size_t)F), *g = alloc_floats((size_t)F);
+    for (int i = 0; i < F; i++) b[i] = 2.5f;
+    gelu_forward(g, b, GELU_EXACT, (size_t)F);
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        BlockWeights *w = &m->w.h[l];
+        memset(w->mlp_c_fc_w, 0, (size_t)F * C * sizeof(float));
+        memcpy(w->mlp_c_fc_b, b, (size_t)F * sizeof(float));
+        for (int i = 0; i < C * F; i++) w->mlp_c_proj_w[i] *= 1e4f;
+        linear_forward(w->mlp_c_proj_b, g, w->mlp_c_proj_w, NULL, 1, F, C);
+        for (int c = 0; c < C; c++) w->mlp_c_proj_b[c] *= -1.0f;
+    }
+    free(b), free(g);
+}
+
+START_TEST(kv_cache_follows_the_gelu) {
+    const int prompt[3] = {8, 1, 10};
+    int *text[2];
+    for (int k = 0; k < 2; k++) {
+        Gpt m;
+        Vocab v;
+        load_case("bias", &m, &v);
+        m.cfg.act = k ? GELU_TANH : GELU_EXACT;
+        gelu_only_ffns(&m);
+        GenOptions o = {.max_new_tokens = 30, .sample = {1.0f, 0, 1.0f},
+                        .seed = 3, .use_cache = false,
+                        .window = WINDOW_SLIDE};
+        text[k] = gen(&m, prompt, 3, o, NULL);
+        o.use_cache = true;
+        int *cached = gen(&m, prompt, 3, o, NULL);
+        for (int i = 0; i < 33; i++)
+            ck_assert_msg(text[k][i] == cached[i], "%s GELU: token %d "
+                          "differs with the cache (%d vs %d)",
+                          k ? "tanh" : "exact", i, cached[i], text[k][i]);
+        free(cached);
+        gpt_free(&m), vocab_free(&v);
+    }
+    ck_assert_msg(memcmp(text[0], text[1], 33 * sizeof(int)) != 0,
+                  "exact and tanh GELU wrote the same text");
+    free(text[0]), free(text[1]);
 }
 END_TEST
 
@@ -940,11 +1064,13 @@ Suite *ch5_suite(void) {
     tcase_add_test(tc, checkpoint_round_trip);
     tcase_add_test(tc, checkpoint_refusals);
     tcase_add_test(tc, checkpoint_refused_before_the_table);
+    tcase_add_test(tc, checkpoint_gelu_key);
     tcase_add_test(tc, checkpoint_save_is_atomic);
     suite_add_tcase(s, tc);
     tc = tcase_new("generate", "ch5");
     tcase_add_test(tc, kv_cache_gives_the_same_text);
     tcase_add_test(tc, kv_cache_logits_match_forward);
+    tcase_add_test(tc, kv_cache_follows_the_gelu);
     tcase_add_test(tc, sampling_rules);
     tcase_add_test(tc, top_k_and_top_p_filters);
     suite_add_tcase(s, tc);

@@ -42,7 +42,7 @@ START_TEST(training_matches_pytorch) {
                      .adamw = {0.9f, 0.95f, 1e-8f, 0.1f}, .grad_clip = 3.0f,
                      .eval_every = 0, .eval_iters = 1, .seed = 1};
     GptTrain g;
-    ck_assert_int_eq(gpt_train_init(&g, &m, &v, B, &err), 0);
+    ck_assert_int_eq(gpt_train_init(&g, &m, &v, B, T, &err), 0);
     TrainModel tm = gpt_train_model(&g);
     Trainer t;
     ck_assert_int_eq(trainer_init(&t, &tm, &c, &err), 0);
@@ -194,7 +194,8 @@ static void sized_gpt(GptTrain *g, const Vocab *vocab, int embd, int block,
     Vocab v = {.size = vocab->size};
     v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
     memcpy(v.chars, vocab->chars, (size_t)v.size * sizeof *v.chars);
-    ck_assert_int_eq(gpt_train_init(g, &m, &v, tc.batch, &err), 0);
+    ck_assert_int_eq(gpt_train_init(g, &m, &v, tc.batch,
+                                    m.cfg.block_size, &err), 0);
 }
 
 // The small run's GPT.
@@ -232,7 +233,7 @@ static void peek_matches(const char *out, const SmallRun *run) {
               && mc.n_layer == want->n_layer && mc.n_head == want->n_head
               && mc.n_embd == want->n_embd && mc.n_ffn == want->n_ffn
               && mc.bias == want->bias && mc.dropout == want->dropout
-              && mc.positional == want->positional);
+              && mc.positional == want->positional && mc.act == want->act);
     ck_assert(tc.batch == 4 && tc.steps == 8 && tc.lr == 3e-3f
               && tc.decay_steps == 8 && tc.seed == 42);
     char p[160];
@@ -248,13 +249,15 @@ static void peek_matches(const char *out, const SmallRun *run) {
 // Eight steps straight, against four steps, a checkpoint, a fresh
 // process's worth of state loaded from it, and four more: the same losses
 // and the same weights, bit for bit (dropout on, so the dropout generator
-// must come back too).
+// must come back too; GPT-2's tanh GELU, so the model file must say
+// which GELU the run trains with).
 START_TEST(resume_is_bit_exact) {
     Corpus c;
     small_corpus(&c);
     Error err;
     SmallRun a, b;
     small_run(&a, &c);
+    a.g.model.cfg.act = GELU_TANH;
     float straight[8];
     for (int s = 0; s < 8; s++) {
         StepResult r;
@@ -262,6 +265,7 @@ START_TEST(resume_is_bit_exact) {
         straight[s] = r.loss;
     }
     small_run(&b, &c);
+    b.g.model.cfg.act = GELU_TANH;
     for (int s = 0; s < 4; s++) {
         StepResult r;
         ck_assert_int_eq(train_step(&b.t, &c.train, &r, &err), 0);
@@ -277,6 +281,7 @@ START_TEST(resume_is_bit_exact) {
                   err.msg);
     ck_assert_int_eq(r2.t.step, 4);
     ck_assert_int_eq(r2.t.cfg.steps, 8);
+    ck_assert_int_eq(r2.g.model.cfg.act, GELU_TANH);
     ck_assert_int_eq(r2.g.vocab.size, c.vocab.size);
     for (int s = 4; s < 8; s++) {
         StepResult r;
@@ -569,7 +574,8 @@ static void remote_init(Remote *r, GptTrain *host) {
     Vocab v = {.size = host->vocab.size};
     v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
     memcpy(v.chars, host->vocab.chars, (size_t)v.size * sizeof *v.chars);
-    ck_assert_int_eq(gpt_train_init(&r->dev, &m, &v, host->B, &err), 0);
+    ck_assert_int_eq(gpt_train_init(&r->dev, &m, &v, host->B, host->T, &err),
+                     0);
     r->d = gpt_train_model(&r->dev);
     size_t n = r->d.num_params;
     r->m = alloc_floats(n), r->v = alloc_floats(n);
@@ -739,7 +745,8 @@ START_TEST(trainer_through_hooks_is_exact) {
     TrainState st;
     ck_assert_msg(train_state_load(&st, out, step, &err) == 0, "%s",
                   err.msg);
-    ck_assert_int_eq(gpt_train_init(&host, &m, &mv, st.cfg.batch, &err), 0);
+    ck_assert_int_eq(gpt_train_init(&host, &m, &mv, st.cfg.batch,
+                                    m.cfg.block_size, &err), 0);
     remote_init(b, &host);
     tm = remote_model(b);
     ck_assert_int_eq(trainer_init(&t, &tm, &st.cfg, &err), 0);
@@ -811,42 +818,43 @@ static void fake_describe(void *ctx, char *buf, size_t size) {
     snprintf(buf, size, "remote: weights in a private copy");
 }
 
+// A run of the program: on the fake backend (then its counters are
+// printed at the end), or on the CPU.
+typedef struct {
+    bool fake;
+    char **args;
+    int n;
+} ProgramRun;
+
+static int program_body(void *ctx) {
+    const ProgramRun *p = ctx;
+    char *argv[32] = {p->fake ? "ch8" : "ch6"};
+    for (int i = 0; i < p->n; i++) argv[1 + i] = p->args[i];
+    FakeBackend f = {.stop = -1};
+    Flag extra[] = {{"fake-stop", FLAG_INT, &f.stop,
+                     "-1, or the status before() stops with"}};
+    TrainBackend be = {.program = "ch8", .about = "A fake backend.",
+                       .flags = extra, .n_flags = 1, .ctx = &f,
+                       .before = fake_before, .attach = fake_attach,
+                       .detach = fake_detach, .describe = fake_describe};
+    int rc = train_main(1 + p->n, argv, p->fake ? &be : NULL);
+    if (p->fake)
+        printf("fake: before %d attach %d detach %d clip %d update %d "
+               "sync %d load %d\n", f.befores, f.attaches, f.detaches,
+               f.remote.clips, f.remote.updates, f.remote.syncs,
+               f.remote.loads);
+    return rc;
+}
+
 // Runs train_main in a child process with stdout in dir/name.txt (and
 // stderr in dir/name.err), on the fake backend when fake (which then
 // prints its counters), else on the CPU. Returns the child's exit status.
 static int run_program(const char *name, bool fake, char **args, int n) {
-    fflush(stdout);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        char path[160];
-        snprintf(path, sizeof path, "%s/%s.txt", dir, name);
-        if (!freopen(path, "w", stdout)) _exit(99);
-        snprintf(path, sizeof path, "%s/%s.err", dir, name);
-        if (!freopen(path, "w", stderr)) _exit(99);
-        char *argv[32] = {fake ? "ch8" : "ch6"};
-        for (int i = 0; i < n; i++) argv[1 + i] = args[i];
-        FakeBackend f = {.stop = -1};
-        Flag extra[] = {{"fake-stop", FLAG_INT, &f.stop,
-                         "-1, or the status before() stops with"}};
-        TrainBackend be = {.program = "ch8", .about = "A fake backend.",
-                           .flags = extra, .n_flags = 1, .ctx = &f,
-                           .before = fake_before, .attach = fake_attach,
-                           .detach = fake_detach,
-                           .describe = fake_describe};
-        int rc = train_main(1 + n, argv, fake ? &be : NULL);
-        if (fake)
-            printf("fake: before %d attach %d detach %d clip %d update %d "
-                   "sync %d load %d\n", f.befores, f.attaches, f.detaches,
-                   f.remote.clips, f.remote.updates, f.remote.syncs,
-                   f.remote.loads);
-        fflush(stdout);
-        _exit(rc);
-    }
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    ck_assert(WIFEXITED(status));
-    return WEXITSTATUS(status);
+    char out[160], err[160];
+    snprintf(out, sizeof out, "%s/%s.txt", dir, name);
+    snprintf(err, sizeof err, "%s/%s.err", dir, name);
+    ProgramRun p = {fake, args, n};
+    return run_in_child(out, err, program_body, &p);
 }
 
 // The whole of dir/name, NUL-terminated, its length in *len when len is

@@ -96,7 +96,7 @@ static void tiny_gpt(GptTrain *g, const Corpus *c, int B) {
     Vocab v = {.size = c->vocab.size};
     v.chars = xmalloc((size_t)v.size * sizeof *v.chars);
     memcpy(v.chars, c->vocab.chars, (size_t)v.size * sizeof *v.chars);
-    ck_assert_int_eq(gpt_train_init(g, &m, &v, B, &err), 0);
+    ck_assert_int_eq(gpt_train_init(g, &m, &v, B, mc.block_size, &err), 0);
 }
 
 // Chapter 6's trainer driving the GPU's TrainModel (gpt_train.cu: the

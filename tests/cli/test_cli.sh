@@ -55,7 +55,7 @@ expect() {
 }
 
 # --help: every flag with its default, never a sentinel
-for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7; do
+for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7 ch9; do
     expect 0 "(default: " $p --help
     if grep -qE 'default: -|\(default: \)' "$TMP/out"; then
         fail "$p --help shows a sentinel or empty default"
@@ -108,8 +108,9 @@ help_ranges() {   # help_ranges PROG ARGS...: PROG ARGS --help, then each flag
     awk 'length($0) > 80 { print }' "$TMP/out" | grep -q . &&
         fail "$prog $* --help: lines over 80 columns"
 }
-for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7; do help_ranges $p; done
+for p in ch1 ch2 ch3 ch4 ch5 ch6 ch7 ch9; do help_ranges $p; done
 help_ranges ch7 --task translate
+help_ranges ch9 --finetune
 [ -x "$BIN/ch8" ] && help_ranges ch8
 
 # The chapters show --help as the programs print it: each listing of
@@ -913,6 +914,73 @@ if [ -x "$BIN/ch8" ]; then
             || fail "ch8 --steps 3 --out DIR without a GPU: more than one line"
     fi
 fi
+
+# ch9: GPT-2. OpenAI's weights are not here (make gpt2 needs a network):
+# without them one line says how to get them, status 2; everything else
+# runs on the tiny GPT-2 of tests/reference/ch9_ft (gen_ch9_ft.py: its
+# tokenizer is ch9_tok's, trained on Tiny Shakespeare)
+g9=(--model "$ROOT/tests/reference/ch9_ft" --threads 1)
+(cd "$TMP" && expect 2 "ch9: error: no GPT-2 files in data/gpt2: run make \
+gpt2" ch9)
+(cd "$TMP" && expect 2 "run make gpt2" ch9 --finetune --steps 1)
+(cd "$TMP" && expect 2 "run make gpt2" ch9 --tokenize hi)
+expect 2 "$TMP has no config.json" ch9 --model "$TMP"
+expect 2 "--model and --checkpoint: give one model" ch9 "${g9[@]}" \
+    --checkpoint x
+expect 2 "--decode: '2048' is no token id: the ids are 0 to 2047" ch9 \
+    "${g9[@]}" --decode "5 2048"
+# generation: its report, the text as it came, its speed
+narrow ch9 "${g9[@]}" --tokens 40 --prompt "ROMEO:"
+said "tokens/s (1 full pass over the context, slide window)" \
+    || fail "ch9: no speed line"
+sed -n '/^----$/,/^----$/p' "$TMP/out" | sed -n 2p | grep -q "^ROMEO:" \
+    || fail "ch9: the text does not start with the prompt"
+# the KV cache changes nothing but the speed, past the block of 128 too
+# (the window slides); greedy is the same text whatever the seed
+expect 0 "" ch9 "${g9[@]}" --tokens 200 --seed 4 --sample-only
+cp "$TMP/out" "$TMP/cached"
+expect 0 "" ch9 "${g9[@]}" --tokens 200 --seed 4 --sample-only --no-cache
+cmp -s "$TMP/out" "$TMP/cached" || fail "ch9: --no-cache wrote another text"
+expect 0 "" ch9 "${g9[@]}" --tokens 50 --greedy --seed 1 --sample-only
+cp "$TMP/out" "$TMP/greedy"
+expect 0 "" ch9 "${g9[@]}" --tokens 50 --greedy --seed 2 --sample-only
+cmp -s "$TMP/out" "$TMP/greedy" || fail "ch9 --greedy: another text"
+# the tokenizer's views: --tokenize's ids --decode back to the text
+narrow ch9 "${g9[@]}" --tokenize "O Romeo, Romeo! wherefore art thou?"
+said "35 bytes, " || fail "ch9 --tokenize: the text's size"
+ids=$(sed -n 's/^ids  *//p' "$TMP/out")
+expect 0 "" ch9 "${g9[@]}" --decode "$ids"
+[ "$(sed -n '/^----$/,/^----$/p' "$TMP/out" | sed -n 2p)" = \
+  "O Romeo, Romeo! wherefore art thou?" ] \
+    || fail "ch9 --decode of --tokenize's ids: $(cat "$TMP/out")"
+# fine-tuning through chapter 6's trainer: its report in 80 columns, its
+# folder (the tokenizer's files, the Hugging Face copy), a resumed run,
+# and the checkpoint and the copy generating the same text
+f9=(--finetune "${g9[@]}" --eval-iters 2 --sample-tokens 30 --lr 1e-2)
+narrow ch9 "${f9[@]}" --steps 12 --eval-every 6 --out "$TMP/r9"
+said "batch 4 x 64 = 256 tokens/step" || fail "ch9 --finetune: the batch"
+grep -q "^eval step 0: train " "$TMP/out" \
+    || fail "ch9 --finetune: no evaluation before the training"
+[ "$(grep -c '^---- sample' "$TMP/out")" = 3 ] \
+    || fail "ch9 --finetune: samples before, at step 6 and after"
+for f in model.safetensors state-12.safetensors vocab.json merges.txt \
+         hf/config.json hf/model.safetensors hf/vocab.json hf/merges.txt; do
+    [ -f "$TMP/r9/$f" ] || fail "ch9 --finetune --out: no $f"
+done
+narrow ch9 --finetune --resume "$TMP/r9" --steps 14 --threads 1
+said "resumed $TMP/r9 at step 12 of 14" || fail "ch9: the resumed run"
+expect 0 "" ch9 --checkpoint "$TMP/r9/model.safetensors" --tokens 30 \
+    --sample-only --threads 1
+cp "$TMP/out" "$TMP/ckpt"
+expect 0 "" ch9 --model "$TMP/r9/hf" --tokens 30 --sample-only --threads 1
+cmp -s "$TMP/out" "$TMP/ckpt" \
+    || fail "ch9: the checkpoint and its Hugging Face copy write other texts"
+expect 0 "--window N" ch9 --finetune --help
+expect 2 "--window 129 is longer than the model's block of 128 tokens" ch9 \
+    "${f9[@]}" --window 129
+expect 2 "--preset'" ch9 --finetune --preset notes
+expect 1 "holds a run on gpt2 tokens; ./ch6 trains on characters" ch6 \
+    --resume "$TMP/r9"
 
 echo "cli: $runs runs, $fails failure$([ $fails = 1 ] || echo s)"
 [ "$fails" = 0 ]
