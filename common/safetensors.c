@@ -410,6 +410,34 @@ const void *st_bytes(const StFile *f, const StTensor *t) {
     return f->data + t->begin;
 }
 
+int st_read_range(const StFile *f, const StTensor *t, size_t from,
+                  size_t n, void *out, Error *err) {
+    if (from > t->end - t->begin || n > t->end - t->begin - from)
+        return error_set(err, "%s: bytes %zu to %zu of a tensor of %zu",
+                         f->path, from, from + n, t->end - t->begin);
+    int fd = open(f->path, O_RDONLY);
+    if (fd < 0)
+        return error_set(err, "cannot open %s: %s", f->path,
+                         strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != f->size)
+        rc = error_set(err, "%s changed since its header was read",
+                       f->path);
+    char *p = out;
+    off_t at = (off_t)(f->size - f->data_size + t->begin + from);
+    for (size_t left = n; rc == 0 && left > 0;) {
+        ssize_t k = pread(fd, p, left, at);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0)
+            rc = error_set(err, "cannot read %s: %s", f->path,
+                           k < 0 ? strerror(errno) : "it ended early");
+        else p += k, at += k, left -= (size_t)k;
+    }
+    close(fd);
+    return rc;
+}
+
 int st_copy_f32(const StFile *f, const char *name, float *out, size_t n,
                 Error *err) {
     const StTensor *t = st_find(f, name);
@@ -426,7 +454,8 @@ int st_copy_f32(const StFile *f, const char *name, float *out, size_t n,
         return tensor_fail(err, f->path, name, "shape %s has %zu values, "
                            "expected %zu", shape_str, t->numel, n);
     }
-    if (n) memcpy(out, st_bytes(f, t), n * sizeof *out);
+    if (n && f->data) memcpy(out, st_bytes(f, t), n * sizeof *out);
+    else if (n) return st_read_range(f, t, 0, n * sizeof *out, out, err);
     return 0;
 }
 

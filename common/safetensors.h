@@ -72,8 +72,9 @@ void st_free(StFile *f);
 // its data section, with every check st_load makes of them: the entries,
 // and their offsets tiling the data section that the file's size leaves.
 // f then names the tensors and the metadata, f->size is the whole file's
-// size, and f->data is NULL: st_bytes and st_copy_f32 must not be used on
-// it. For what a program must know before it reads the data (a plan of
+// size, and f->data is NULL: st_bytes must not be used on it, and
+// st_copy_f32 reads from the file. For what a program must know before
+// it reads the data, or cannot hold whole beside its own (a plan of
 // its memory: mem.h), at the cost of the header alone. Returns 0, or -1
 // with st_load's message (a file cut short within its data section fails
 // here too: its tensors' offsets go beyond it) and f left empty.
@@ -87,9 +88,20 @@ const char *st_meta(const StFile *f, const char *key);
 const void *st_bytes(const StFile *f, const StTensor *t);
 
 // Copies tensor name, which must be F32 with exactly n elements, into out.
-// -1 with a message when it is missing or differs.
+// -1 with a message when it is missing or differs. From f's data, or,
+// when st_load_header read f (no data), from the file at f->path, which
+// must still have the size it had then: only that tensor's bytes are
+// read, so a file larger than the memory left beside it still loads.
 int st_copy_f32(const StFile *f, const char *name, float *out, size_t n,
                 Error *err);
+
+// n bytes of tensor t of f, from byte `from` of its data, read from the
+// file at f->path with pread, whether st_load or st_load_header read f;
+// the file must still have the size it had then. For a tensor read in
+// parts, or into place, from a file that is never held whole. -1 with a
+// message when the range is not within t or the file cannot be read.
+int st_read_range(const StFile *f, const StTensor *t, size_t from,
+                  size_t n, void *out, Error *err);
 
 // One tensor to write: float32 values in C order.
 typedef struct {

@@ -622,6 +622,37 @@ START_TEST(st_reads_header_alone) {
     ck_assert_int_eq(head.n_meta, 2);
     ck_assert_str_eq(st_meta(&head, "step"), "7");
     ck_assert_str_eq(st_meta(&head, "config"), "{}");
+    // st_copy_f32 on the header alone reads each tensor from the file:
+    // the values, with the checks of a whole file's copy
+    float got[6] = {0};
+    ck_assert_msg(st_copy_f32(&head, "b", got, 2, &err) == 0, "%s",
+                  err.msg);
+    ck_assert(got[0] == -1.0f && got[1] == 0.5f && got[2] == 0.0f);
+    ck_assert_msg(st_copy_f32(&head, "a", got, 6, &err) == 0, "%s",
+                  err.msg);
+    for (int i = 0; i < 6; i++) ck_assert(got[i] == a[i]);
+    ck_assert_int_eq(st_copy_f32(&head, "a", got, 5, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "has 6 values, expected 5"));
+    // a part of a tensor: a's values 2 to 4, and nothing past its end
+    memset(got, 0, sizeof got);
+    const StTensor *ta = st_find(&head, "a");
+    ck_assert_msg(st_read_range(&head, ta, 2 * sizeof(float),
+                                3 * sizeof(float), got, &err) == 0, "%s",
+                  err.msg);
+    ck_assert(got[0] == 3 && got[1] == 4 && got[2] == 5 && got[3] == 0);
+    ck_assert_int_eq(st_read_range(&head, ta, 4 * sizeof(float),
+                                   3 * sizeof(float), got, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "bytes 16 to 28 of a tensor of "
+                                 "24"));
+    ck_assert_int_eq(st_read_range(&head, ta, SIZE_MAX, 2, got, &err), -1);
+    // a file that changed since its header was read is refused
+    ck_assert_int_eq(truncate(path, (off_t)head.size - 1), 0);
+    ck_assert_int_eq(st_copy_f32(&head, "b", got, 2, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "changed since its header was "
+                                 "read"));
+    remove(path);
+    ck_assert_int_eq(st_copy_f32(&head, "b", got, 2, &err), -1);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot open"));
     st_free(&whole);
     st_free(&head);
 

@@ -28,6 +28,8 @@ int trainer_save(const Trainer *t, const char *dir, Error *err);
 //
 //   1. load dir/model.safetensors and its step (the model's code)
 //   2. train_state_load(&s, dir, step): the config, generators, moments
+//      (or train_state_peek: the same but the moments, which step 4 then
+//      reads from the file, one tensor at a time)
 //   3. build the model for s.cfg.batch, trainer_init(t, model, &s.cfg)
 //   4. trainer_restore(t, &s), train_state_free(&s)
 //
@@ -43,9 +45,10 @@ typedef struct {
 int train_state_load(TrainState *s, const char *dir, int step, Error *err);
 // The same from the file's header alone (st_load_header): the config,
 // the step and the generators, and in s->file the tensors' names and
-// shapes and the file's size, but not the moments (trainer_restore
-// cannot take it). For a plan of the memory made before anything large
-// is read. Free it with train_state_free.
+// shapes and the file's size, but not the moments, which trainer_restore
+// then reads from the file itself (st_copy_f32): for a plan of the memory
+// made before anything large is read, and for a resume that never holds
+// the file whole. Free it with train_state_free.
 int train_state_peek(TrainState *s, const char *dir, int step, Error *err);
 // Copies the moments, the step and the generators of s into t, whose
 // model must have the saved number of parameters. A model with a load

@@ -171,7 +171,10 @@ int gpt_resume_peek(const char *dir, int parts, GptConfig *cfg,
              && batch_splits(dir, s.cfg.batch, parts, err) == 0
              && gpt_train_window(cfg, &s.cfg, &T, err) == 0 ? 0 : -1;
     *tc = s.cfg;
-    *held = mem_floats(s.file.size);   // read whole by train_state_load
+    // the resume reads the moments from the file one tensor at a time
+    // (st_copy_f32 on its header), straight into AdamW's: it holds only
+    // the header
+    *held = mem_floats(s.file.size - s.file.data_size);
     train_state_free(&s);
     return rc;
 }
@@ -191,7 +194,10 @@ int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir, int part,
         return -1;
     TrainState s;
     int rc = -1;
-    if (train_state_load(&s, dir, step, err) == 0) {
+    // the state file's header: trainer_restore then reads each moment
+    // from the file into AdamW's own, so the file is never held whole
+    // beside the run (for GPT-2 small, 1 GB less at the peak)
+    if (train_state_peek(&s, dir, step, err) == 0) {
         if (train_config_check(&s.cfg, err) == 0
             && batch_splits(dir, s.cfg.batch, parts, err) == 0
             && gpt_train_window(&m.cfg, &s.cfg, &T, err) == 0

@@ -84,8 +84,9 @@ int gpt_trainer_resume(Trainer *t, GptTrain *g, const char *dir, int part,
 // its two files alone (no tensor is read), with the checks it makes of
 // them and its messages: the model's config, the saved training config
 // (whose batch, the whole one, must divide by parts) and in *held the
-// floats' worth of the state file, which the resume holds whole while
-// the run's memory (gpt_train_floats) is allocated. A run's memory is
+// floats' worth of the state file's header, which the resume holds
+// while the run's memory (gpt_train_floats) is allocated (the moments
+// go from the file straight into AdamW's). A run's memory is
 // planned from these before anything of its size is read or allocated.
 int gpt_resume_peek(const char *dir, int parts, GptConfig *cfg,
                     TrainConfig *tc, size_t *held, Error *err);

@@ -354,8 +354,9 @@ static GenOptions sample_options(int n, uint64_t seed) {
 // activations and the batch, kept to the end, and a sample's generation
 // (the KV cache, a window's activations; a backend's samples need only
 // the logits here) now and then; a resumed run's config comes from its
-// files' headers, and the state file it reads whole while all the rest
-// is allocated (held) is one more passing phase. A model that a task
+// files' headers, and the state file's header, which it holds while it
+// reads the moments from the file into the rest (held), is one more
+// passing phase. A model that a task
 // loads holds its files (load) beside the model alone, before the rest
 // is allocated: a phase only by what it holds beyond the rest. A run
 // that does not fit is refused at once. (The step times, 8 bytes a

@@ -1,7 +1,6 @@
 #include "gpt2_model.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -9,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "hf_config.h"
 #include "hf_names.h"
@@ -139,46 +137,6 @@ static int plan(Item *items, const StFile *f, const Gpt *m, Error *err) {
 
 // ---- reading the data, tensor by tensor ----------------------------------
 
-// A file being read at offsets: its descriptor and where its data starts.
-typedef struct {
-    int fd;
-    off_t data;
-    const char *path;
-} Reader;
-
-static int reader_open(Reader *r, const StFile *f, Error *err) {
-    r->path = f->path;
-    r->data = (off_t)(f->size - f->data_size);
-    r->fd = open(f->path, O_RDONLY);
-    struct stat st;
-    if (r->fd < 0)
-        return error_set(err, "cannot open %s: %s", f->path,
-                         strerror(errno));
-    if (fstat(r->fd, &st) != 0 || (size_t)st.st_size != f->size) {
-        close(r->fd);
-        return error_set(err, "%s changed while it was being loaded",
-                         f->path);
-    }
-    return 0;
-}
-
-// n bytes of the data section from byte at on, into buf.
-static int read_at(const Reader *r, void *buf, size_t n, size_t at,
-                   Error *err) {
-    char *p = buf;
-    off_t pos = r->data + (off_t)at;
-    while (n > 0) {
-        ssize_t k = pread(r->fd, p, n, pos);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0)
-            return error_set(err, "cannot read %s: %s", r->path,
-                             k < 0 ? strerror(errno)
-                                   : "it ended early (did it change?)");
-        p += k, pos += k, n -= (size_t)k;
-    }
-    return 0;
-}
-
 static int check_finite(const StFile *f, const StTensor *t, const float *x,
                         Error *err) {
     for (size_t i = 0; i < t->numel; i++)
@@ -191,12 +149,13 @@ static int check_finite(const StFile *f, const StTensor *t, const float *x,
 //> gpt2-read
 // One planned tensor into the model: straight into its parameters, or
 // (a Conv1D weight) into scratch and transposed from there.
-static int read_tensor(const Reader *r, const StFile *f, const Item *it,
-                       Gpt *m, float *scratch, Error *err) {
+static int read_tensor(const StFile *f, const Item *it, Gpt *m,
+                       float *scratch, Error *err) {
     const GptTensor *g = &m->tensors[it->dst];
     float *dst = m->params + g->offset;
     float *land = it->role == HF_TRANSPOSE ? scratch : dst;
-    if (read_at(r, land, it->t->end - it->t->begin, it->t->begin, err) != 0
+    if (st_read_range(f, it->t, 0, it->t->end - it->t->begin, land,
+                      err) != 0
         || check_finite(f, it->t, land, err) != 0)
         return -1;
     if (it->role == HF_TRANSPOSE)   // (in, out) -> (out, in)
@@ -206,14 +165,13 @@ static int read_tensor(const Reader *r, const StFile *f, const Item *it,
 //< gpt2-read
 
 // lm_head.weight against wte, a scratch's worth at a time.
-static int check_tied(const Reader *r, const StFile *f, const Item *it,
-                      const Gpt *m, float *scratch, size_t chunk,
-                      Error *err) {
+static int check_tied(const StFile *f, const Item *it, const Gpt *m,
+                      float *scratch, size_t chunk, Error *err) {
     size_t n = it->t->numel;
     for (size_t i = 0; i < n; i += chunk) {
         size_t k = n - i < chunk ? n - i : chunk;
-        if (read_at(r, scratch, k * sizeof(float),
-                    it->t->begin + i * sizeof(float), err) != 0)
+        if (st_read_range(f, it->t, i * sizeof(float), k * sizeof(float),
+                          scratch, err) != 0)
             return -1;
         if (memcmp(scratch, m->w.wte + i, k * sizeof(float)) != 0)
             return error_set(err, "%s: lm_head.weight differs from "
@@ -224,19 +182,16 @@ static int check_tied(const Reader *r, const StFile *f, const Item *it,
 
 static int read_all(const StFile *f, const Item *items, Gpt *m,
                     Error *err) {
-    Reader r;
-    if (reader_open(&r, f, err) != 0) return -1;
     size_t chunk = gpt2_scratch_floats(&m->cfg);
     float *scratch = alloc_floats(chunk);
     int rc = 0;
     for (int i = 0; i < f->n_tensors && rc == 0; i++)
         if (items[i].dst >= 0)
-            rc = read_tensor(&r, f, &items[i], m, scratch, err);
+            rc = read_tensor(f, &items[i], m, scratch, err);
     for (int i = 0; i < f->n_tensors && rc == 0; i++)   // wte is in now
         if (items[i].role == HF_TIED)
-            rc = check_tied(&r, f, &items[i], m, scratch, chunk, err);
+            rc = check_tied(f, &items[i], m, scratch, chunk, err);
     free(scratch);
-    close(r.fd);
     return rc;
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "autothreads.h"
 #include "checkpoint.h"
 #include "error.h"
 #include "finetune.h"
@@ -29,6 +30,7 @@
 #include "report.h"
 #include "run.h"
 #include "threads.h"
+#include "timer.h"
 #include "token_out.h"
 #include "tokenizer.h"
 #include "utf8.h"
@@ -74,7 +76,8 @@ static void parse_flags(Options *o, int argc, char **argv) {
         {"sample-only", FLAG_BOOL, &o->sample_only,
          "print only the prompt and its continuation"},
         {"threads", FLAG_INT, &o->threads,
-         "threads for OpenMP and OpenBLAS (0: one per core)"},
+         "threads for OpenMP and OpenBLAS (0: from 1 to one per core, "
+         "the fastest as timed while it generates)"},
         {"tokenize", FLAG_STRING, &o->tokenize, "print this text's tokens "
          "and ids, and stop (needs only vocab.json and merges.txt)"},
         {"decode", FLAG_STRING, &o->decode, "print the text of these ids "
@@ -331,6 +334,31 @@ static void show_model(const GptConfig *c, const Options *o) {
                 activation_name(c->act), gpt_param_count(c));
 }
 
+// Each new token printed as it comes, and timed: with --threads 0,
+// chapter 6's AutoThreads moves between 1 thread and one per core to the
+// count that writes fastest now (beside a busy program, one thread reads
+// the weights faster than two that wait for each other). The gap since
+// the last token is one token's time; the first, after the prompt's pass,
+// is not timed.
+typedef struct {
+    TokenOut out;
+    AutoThreads threads;
+    double last;          // time_now() at the last token; 0: none yet
+    int tokens;           // new tokens so far
+    char how[96];         // the count's last change, for the report
+} Writer;
+
+static void write_token(int id, void *ctx) {
+    Writer *w = ctx;
+    token_out_id(id, &w->out);
+    double now = time_now();
+    w->tokens++;
+    if (w->last > 0 && autothreads_step(&w->threads, now - w->last, 1.0))
+        autothreads_describe(&w->threads, w->tokens, w->how,
+                             sizeof w->how);
+    w->last = now;
+}
+
 static int generate_main(Gpt2Tokenizer *t, const Options *o,
                          const GptConfig *c, size_t load) {
     int n_prompt;
@@ -358,15 +386,16 @@ static int generate_main(Gpt2Tokenizer *t, const Options *o,
     }
     Gpt m;
     load_model(o, &m);
-    TokenOut out;
-    token_out_init(&out, t, stdout);
-    for (int i = 0; i < n_prompt; i++) token_out_id(ids[i], &out);
+    Writer w = {.last = 0};
+    token_out_init(&w.out, t, stdout);
+    autothreads_from_flag(&w.threads, o->threads);
+    for (int i = 0; i < n_prompt; i++) token_out_id(ids[i], &w.out);
     GenStats st;
     Error err;
-    if (generate(&m, ids, n_prompt, ids, &g, token_out_id, &out, &st,
+    if (generate(&m, ids, n_prompt, ids, &g, write_token, &w, &st,
                  &err) != 0)
         die("%s", err.msg);
-    token_out_end(&out);
+    token_out_end(&w.out);
     printf("\n");
     if (report) {
         printf("----\n");
@@ -375,6 +404,7 @@ static int generate_main(Gpt2Tokenizer *t, const Options *o,
                     st.seconds, st.tokens / (st.seconds > 0 ? st.seconds
                                                             : 1e-9),
                     st.prefills, st.prefills == 1 ? "" : "es", o->crop);
+        if (*w.how) report_line("threads", "%s", w.how);
     }
     gpt_free(&m);
     free(ids);
@@ -397,6 +427,7 @@ int main(int argc, char **argv) {
     bool tok_only = *o.tokenize || *o.decode;
     char dir[4096];
     find_files(&o, !tok_only, dir, sizeof dir);
+    // (generation then adapts the count: write_token)
     threads_set(o.threads > 0 ? threads_cap(o.threads, true)
                               : threads_cores());
     GptConfig c;

@@ -240,8 +240,11 @@ static void peek_matches(const char *out, const SmallRun *run) {
     snprintf(p, sizeof p, "%s/state-%d.safetensors", out, run->t.step);
     struct stat st;
     ck_assert_int_eq(stat(p, &st), 0);
-    ck_assert_uint_eq(held, mem_floats((size_t)st.st_size));
-    ck_assert_uint_ge(held, 2 * run->g.model.num_params);
+    // the resume holds the state file's header alone: the moments go
+    // from the file into AdamW's own
+    ck_assert_uint_gt(held, 0);
+    ck_assert_uint_le(held, mem_floats((size_t)st.st_size)
+                            - 2 * run->g.model.num_params);
     ck_assert_int_eq(gpt_resume_peek(out, 3, &mc, &tc, &held, &err), -1);
     ck_assert_msg(strstr(err.msg, "does not split into 3"), "%s", err.msg);
 }

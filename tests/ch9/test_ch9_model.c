@@ -471,7 +471,7 @@ typedef void (*RawEdit)(RawFile *r, float *scratch);
 static void write_edited(RawEdit edit) {
     RawFile r;
     raw_read(&r, REF "hub/" GPT2_WEIGHTS_FILE);
-    float scratch[2048];
+    float scratch[2048] = {0};   // (an added tensor's bytes: defined)
     edit(&r, scratch);
     char path[128];
     snprintf(path, sizeof path, "%s/%s", tmp, GPT2_WEIGHTS_FILE);
