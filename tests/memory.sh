@@ -114,6 +114,10 @@ if [ "$GPT2" = 1 ]; then
         --sample-tokens 20 --quiet --threads 2 --out "$TMP/small-run"
     [ "${peak:-0}" -le $((2384 * 1024)) ] \
         || fail "ch9 --finetune: a peak of $((peak / 1024)) MiB, over 2.5 GB"
+    # generating from the run's checkpoint (chapter 5's format), read
+    # tensor by tensor into the model as Hugging Face's files are
+    sweep ch9 --checkpoint "$TMP/small-run/model.safetensors" --tokens 20 \
+        --threads 2
     # the same run resumed for a step: its moments go from the state file
     # straight into AdamW's, so it peaks no higher
     sweep ch9 --finetune --resume "$TMP/small-run" --steps 2 \
@@ -185,6 +189,7 @@ sweep ch9 --model "$TMP/g9" --tokens 20 --threads 2
 sweep ch9 --model "$TMP/g9" --tokens 20 --threads 2 --no-cache
 sweep ch9 "${s9[@]}" --out "$TMP/r9"
 sweep ch9 "${s9[@]}" --batch 8 --window 128
+sweep ch9 --checkpoint "$TMP/r9/model.safetensors" --tokens 20 --threads 2
 sweep ch9 --finetune --resume "$TMP/r9" --steps 2 --eval-iters 1 \
     --sample-tokens 20 --quiet --threads 2
 if [ -x "$BIN/ch8" ] && nvidia-smi -L 2>/dev/null | grep -q "^GPU"; then

@@ -220,7 +220,10 @@ static int load_file(const char *path, Gpt *m, Vocab *vocab, char *tokenizer,
     memset(m, 0, sizeof *m);
     memset(vocab, 0, sizeof *vocab);
     StFile f;
-    if (st_load(&f, path, err) != 0) return -1;   // the file's own checks
+    // The header alone, with the file's own checks: each tensor is then
+    // read from the file straight into the model, so loading holds the
+    // weights once, not the file and the weights.
+    if (st_load_header(&f, path, err) != 0) return -1;
     GptConfig cfg;
     Gpt shape;   // a model of that config, for the list of its tensors
     int rc = -1;
@@ -246,7 +249,8 @@ static int load_file(const char *path, Gpt *m, Vocab *vocab, char *tokenizer,
     if (step) *step = s;
     if (parse_tokens(&f, cfg.vocab_size, vocab, tokenizer, err) != 0)
         goto done;
-    // all checked: now the model of the whole config, and the copy
+    // the header checked: now the model of the whole config, and the copy,
+    // which checks the values as they arrive
     if (checked.block_size != cfg.block_size) {
         gpt_free(&shape);
         have_shape = false;
@@ -254,8 +258,8 @@ static int load_file(const char *path, Gpt *m, Vocab *vocab, char *tokenizer,
         have_shape = true;
     }
     if (param_file_copy(&f, shape.params, shape.tensors, shape.n_tensors,
-                        err) != 0)
-        goto done;   // cannot happen after param_file_check
+                        &HEAD, 1, err) != 0)
+        goto done;   // a value not finite, lm_head not wte, a read error
     *m = shape;
     have_shape = false;
     rc = 0;

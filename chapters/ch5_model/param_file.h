@@ -33,12 +33,12 @@ int param_file_save(const char *path, const float *params,
                     int n_alias, const char *const *keys,
                     const char *const *values, int n_meta, Error *err);
 
-// Checks a loaded file against the list, in this order: every tensor
-// present, F32, its shape, every value finite; no tensor that is neither
-// in the list nor an alias (the message adds "(model)" when model is not
-// NULL); each alias present when required, and when present of its
-// tensor's shape and equal to it. Returns 0, or -1 with one line naming
-// the file and the tensor.
+// Checks a file's header against the list, in this order: every tensor
+// present, F32, of its shape; no tensor that is neither in the list nor
+// an alias (the message adds "(model)" when model is not NULL); each
+// alias present when required, and when present of its tensor's shape.
+// Reads no data: f may come from st_load_header. Returns 0, or -1 with
+// one line naming the file and the tensor.
 int param_file_check(const StFile *f, const GptTensor *t, int n,
                      const ParamAlias *alias, int n_alias,
                      const char *model, Error *err);
@@ -52,9 +52,14 @@ int param_file_check(const StFile *f, const GptTensor *t, int n,
 // missing or of the wrong shape.
 int param_file_fits(const StFile *f, size_t n, Error *err);
 
-// Copies the list's tensors from a checked file into params.
+// Copies the list's tensors from a checked file into params, one at a
+// time (from the file itself when st_load_header read f: it is never
+// held whole), then compares each alias present with its tensor. -1 with
+// one line naming the tensor when a value is not finite, an alias
+// differs, or the file cannot be read (or changed since its header was).
 int param_file_copy(const StFile *f, float *params, const GptTensor *t,
-                    int n, Error *err);
+                    int n, const ParamAlias *alias, int n_alias,
+                    Error *err);
 
 // ---- metadata shared by the models' files ---------------------------------
 

@@ -123,7 +123,9 @@ static int parse_config(const StFile *f, Seq2SeqConfig *c, Error *err) {
 int seq2seq_load(const char *path, Seq2Seq *m, int *step, char **vocab,
                  Error *err) {
     StFile f;
-    if (st_load(&f, path, err) != 0) return -1;   // the file's own checks
+    // the header alone, with the file's own checks; the tensors are read
+    // from the file one at a time (param_file_copy)
+    if (st_load_header(&f, path, err) != 0) return -1;
     Seq2SeqConfig cfg;
     Seq2Seq shape = {0};   // a model of that config: its list of tensors
     int rc = -1, s = 0;
@@ -145,11 +147,12 @@ int seq2seq_load(const char *path, Seq2Seq *m, int *step, char **vocab,
                          cfg.tie ? 2 : 0, model, err) != 0
         || param_file_step(&f, &s, err) != 0)
         goto done;
-    // all checked: now the model of the whole config, and the copy
+    // the header checked: now the model of the whole config, and the
+    // copy, which checks the values as they arrive
     seq2seq_free(&shape);
     if (seq2seq_create(&shape, &cfg, err) != 0
         || param_file_copy(&f, shape.params, shape.tensors, shape.n_tensors,
-                           err) != 0)
+                           TIED, cfg.tie ? 2 : 0, err) != 0)
         goto done;
     // all checked: only now the caller's variables change
     const char *text = st_meta(&f, "vocab");

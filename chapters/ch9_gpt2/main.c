@@ -29,6 +29,7 @@
 #include "mem.h"
 #include "report.h"
 #include "run.h"
+#include "safetensors.h"
 #include "threads.h"
 #include "timer.h"
 #include "token_out.h"
@@ -155,20 +156,24 @@ static void find_files(const Options *o, bool weights, char *tok_dir,
 }
 
 // The model's config from its files' headers, and in *load the floats'
-// worth that loading holds beside the model: a checkpoint is read whole.
+// worth that loading holds beside the model: for a checkpoint its header
+// and a slice of 64 KiB (chapter 5 reads its tensors into place), for
+// Hugging Face's files one transposed tensor (gpt2_peek).
 static void peek_model(const Options *o, GptConfig *c, size_t *load) {
     Error err;
     if (*o->checkpoint) {
         char name[CHECKPOINT_TOKENIZER_MAX];
-        struct stat st;
+        StFile f;
         if (checkpoint_tokenizer(o->checkpoint, name, &err) != 0
-            || checkpoint_peek(o->checkpoint, c, NULL, &err) != 0)
+            || checkpoint_peek(o->checkpoint, c, NULL, &err) != 0
+            || st_load_header(&f, o->checkpoint, &err) != 0)
             die("%s", err.msg);
+        size_t header = f.size - f.data_size;
+        st_free(&f);
         if (strcmp(name, GPT2_TOKENIZER) != 0)
             die("%s: a model of %s%s, not of GPT-2's tokens", o->checkpoint,
                 *name ? name : "characters", *name ? " tokens" : "");
-        *load = stat(o->checkpoint, &st) == 0 ? mem_floats((size_t)st.st_size)
-                                              : 0;
+        *load = mem_floats(header + 65536);
         return;
     }
     size_t floats;
