@@ -383,7 +383,7 @@ faults: data/tinyshakespeare.txt $(MULTI30K) $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch7 $(
 
 # Chapter 6 on two processes (tests/mpi.sh, about a minute): `make check
 # MPI=1` runs it after the rest, `make check-mpi` alone.
-MPI_TEST_DEPS := data/tinyshakespeare.txt $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch6-mpi $(OBJ)/st_compare
+MPI_TEST_DEPS := data/tinyshakespeare.txt $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch6-mpi $(OBJ)/ch9 $(OBJ)/ch9-mpi $(OBJ)/st_compare
 check-mpi: banner $(MPI_TEST_DEPS)
 	bash tests/mpi.sh $(OBJ)
 .PHONY: check-mpi

@@ -5,6 +5,8 @@
 #     --batch 16 give the same losses and gradient norms for 20 steps, and
 #     the same checkpoint, up to the rounding of sums taken in another
 #     order (TOL below); ./ch5 loads the 2-rank checkpoint and samples;
+#   * chapter 9's fine-tuning of a tiny GPT-2 (chapter 6's trainer) on 2
+#     ranks gives the 1-process run's losses and model files;
 #   * a run saved by 2 ranks resumes in 1 process, and the other way, and
 #     goes on as the run that was never stopped;
 #   * an error on any rank (a bad flag, a missing file, a folder rank 0
@@ -17,13 +19,14 @@
 #
 #   bash tests/mpi.sh [FOLDER]
 #
-# FOLDER holds ch5, ch6, ch6-mpi and st_compare (default: build/cc);
+# FOLDER holds ch5, ch6, ch6-mpi, ch9, ch9-mpi and st_compare (default:
+# build/cc);
 # `make check-mpi` builds them and runs this, as does `make check MPI=1`.
 # The ranks talk through shared memory only (Open MPI's vader), on one
 # machine; as root, Open MPI needs its two permission variables.
 set -u
 BIN=$(cd "${1:-build/cc}" && pwd) || exit 2
-for p in ch5 ch6 ch6-mpi st_compare; do
+for p in ch5 ch6 ch6-mpi ch9 ch9-mpi st_compare; do
     [ -x "$BIN/$p" ] || { echo "mpi.sh: no $BIN/$p (make check-mpi)" >&2
                           exit 2; }
 done
@@ -113,6 +116,23 @@ if mpi 2 "$BIN/ch6-mpi" "${S[@]}" --steps 20 --out "$TMP/two" \
     else fail "ch5 cannot sample from the 2-rank checkpoint: $(head -c 300 "$TMP/sample")"; fi
 else
     fail "the 2-rank run failed: $(tail -n 3 "$TMP/err")"
+fi
+
+# ---- 1b. chapter 9's fine-tuning, the same trainer with another task ----
+# (the tiny GPT-2 of the tests, GPT-2-style tokens of Tiny Shakespeare)
+F=(--finetune --model tests/reference/ch9_ft --steps 10 --batch 4 --warmup 2
+   --eval-every 5 --eval-iters 2 --threads 1 --sample-tokens 0)
+"$BIN/ch9" "${F[@]}" --out "$TMP/g1" --log "$TMP/g1.csv" >"$TMP/g1.out" 2>&1 \
+    || fail "ch9, 1 process: $(tail -n 2 "$TMP/g1.out")"
+if mpi 2 "$BIN/ch9-mpi" "${F[@]}" --out "$TMP/g2" --log "$TMP/g2.csv"; then
+    if msg=$(compare_csv "$TMP/g1.csv" "$TMP/g2.csv" 1 10); then ok
+    else fail "ch9, 2 ranks against 1 process, losses: $msg"; fi
+    for f in model.safetensors hf/model.safetensors; do
+        if msg=$("$BIN/st_compare" "$TMP/g1/$f" "$TMP/g2/$f" $TOL 2>&1)
+        then ok; else fail "ch9, 2 ranks against 1 process, $f: $msg"; fi
+    done
+else
+    fail "ch9, 2 ranks: $(tail -n 3 "$TMP/err")"
 fi
 
 # ---- 2. resuming with another number of processes ----
