@@ -61,14 +61,19 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K,
     // nothing either; so do the weight gradients (A transposed, a long K),
     // where gemm_tiles measured 2 ms a step slower than OpenBLAS inside a
     // default step of ./ch6, though as fast on its own.
+    // One row times a weight matrix (W stored (N, K): B transposed): a
+    // KV-cache decoding step is made of these, which gemv_rows reads many
+    // rows at a time (gemm_tiles.c).
+    if (M == 1 && !trans_a && trans_b && tiles_on()
+        && gemv_rows(N, K, alpha, B, ldb, A, beta, C))
+        return;
     if (!trans_a && 2.0 * M * N * K >= 4e6 && tiles_on()
         && gemm_tiles(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta,
                       C, ldc))
         return;
     if (M == 1 && !trans_a) {
         // One row times a matrix is a matrix-vector product: sgemv reads
-        // B once, without the packing sgemm does for large products (a
-        // KV-cache decoding step is made of these).
+        // B once, without the packing sgemm does for large products.
         if (trans_b)   // C (1,N) = A (1,K) . B^T, B stored (N,K)
             cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, alpha, B, ldb,
                         A, 1, beta, C, 1);

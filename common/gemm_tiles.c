@@ -286,7 +286,97 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
     return true;
 }
 
+//> gemv-rows
+// One row times a weight matrix stored (N, K), the products of a KV-cache
+// decoding step: y[n] = alpha * (x . W[n]) + beta * y[n]. Each weight is
+// read once and used once, so the product runs as fast as memory delivers
+// W, and one core is delivered more when it reads many rows side by side:
+// GV rows, each its own stream for the core's prefetchers, with GV sums in
+// registers. Measured on a 2-core AMD EPYC (AVX-512), one thread, W of
+// 2304 x 768: OpenBLAS's sgemv (4 rows at a time) 14.7 GB/s, 8 rows 18.9,
+// 16 rows 22.2, 24 rows 15.3 (its sums no longer fit the registers);
+// a plain sum over the same bytes 24. Each y[n] is summed by one thread
+// in the same order whatever the thread count.
+#ifdef __AVX512F__
+#define GV 16
+static inline float vsum(Vec v) { return _mm512_reduce_add_ps(v); }
 #else
+#define GV 12                                  // of AVX2's 16 registers
+static inline float vsum(Vec v) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(v),
+                          _mm256_extractf128_ps(v, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+#endif
+
+// rows (GV, or 1) rows of W from w, ldw apart, into y[0 .. rows)
+static inline __attribute__((always_inline))
+void rows_body(int K, const float *w, size_t ldw, const float *x, float *y,
+               float alpha, float beta, const int rows) {
+    Vec s[GV];
+#pragma GCC unroll 16
+    for (int r = 0; r < rows; r++) s[r] = vzero();
+    int k = 0;
+    for (; k + VW <= K; k += VW) {
+        Vec xv = vload(x + k);
+#pragma GCC unroll 16
+        for (int r = 0; r < rows; r++)
+            s[r] = vfma(vload(w + r * ldw + k), xv, s[r]);
+    }
+    if (k < K) {                     // the last K % VW, under a mask
+        Mask m = vmask(K - k);
+        Vec xv = vload_m(x + k, m);
+#pragma GCC unroll 16
+        for (int r = 0; r < rows; r++)
+            s[r] = vfma(vload_m(w + r * ldw + k, m), xv, s[r]);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < rows; r++) {
+        float d = alpha * vsum(s[r]);
+        y[r] = beta == 0.0f ? d : d + beta * y[r];
+    }
+}
+
+static void rows_block(int K, const float *w, size_t ldw, const float *x,
+                       float *y, float alpha, float beta) {
+    rows_body(K, w, ldw, x, y, alpha, beta, GV);
+}
+
+static void rows_one(int K, const float *w, const float *x, float *y,
+                     float alpha, float beta) {
+    rows_body(K, w, 0, x, y, alpha, beta, 1);
+}
+
+bool gemv_rows(int N, int K, float alpha, const float *W, int ldw,
+               const float *x, float beta, float *y) {
+    int blocks = N / GV;
+    // threads for a matrix of 1 MiB and more (a fork and join costs a
+    // few microseconds), never inside another parallel loop
+    int threads = 1;
+#ifdef _OPENMP
+    if (!omp_in_parallel() && (size_t)N * K >= ((size_t)1 << 18))
+        threads = omp_get_max_threads();
+    if (threads > blocks) threads = blocks > 0 ? blocks : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+    for (int b = 0; b < blocks; b++)
+        rows_block(K, W + (size_t)b * GV * ldw, (size_t)ldw, x, y + b * GV,
+                   alpha, beta);
+    for (int n = blocks * GV; n < N; n++)
+        rows_one(K, W + (size_t)n * ldw, x, y + n, alpha, beta);
+    return true;
+}
+//< gemv-rows
+
+#else
+
+bool gemv_rows(int N, int K, float alpha, const float *W, int ldw,
+               const float *x, float beta, float *y) {
+    (void)N; (void)K; (void)alpha; (void)W; (void)ldw; (void)x; (void)beta;
+    (void)y;
+    return false;
+}
 
 bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
                 float alpha, const float *A, int lda, const float *B,

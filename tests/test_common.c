@@ -339,6 +339,76 @@ START_TEST(gemm_tiles_same_on_any_thread_count) {
 }
 END_TEST
 
+// gemv_rows (gemm_tiles.c) against the definition: rows on both sides of
+// its blocks (16 or 12 rows) and K on both sides of a vector (16 or 8
+// floats: the masked tail), a row stride wider than K, alpha and beta
+// (beta 0 with NaN in y: never read). y[N], past the product, holds a
+// guard that must survive. Each element's error is held to 4 K float
+// roundings of the sum of its terms' sizes. Then the same bits on 1
+// thread and on 2, at a size shared out (1 MiB and more), and through
+// gemm() as a decoding step calls it. Without AVX-512 or AVX2 and FMA in
+// the build, nothing to test.
+START_TEST(gemv_rows_against_the_definition) {
+    if (!gemv_rows(0, 0, 1.0f, NULL, 1, NULL, 0.0f, NULL)) return;
+    static const int Ns[] = {1, 11, 12, 13, 16, 17, 40, 50},
+                     Ks[] = {1, 7, 8, 9, 15, 16, 17, 100, 768};
+    const float guard = -777.0f;
+    Rng r;
+    rng_seed(&r, 41);
+    for (int ni = 0; ni < 8; ni++)
+        for (int ki = 0; ki < 9; ki++)
+            for (int beta0 = 0; beta0 < 2; beta0++) {
+        int N = Ns[ni], K = Ks[ki], ldw = K + 3;
+        float *W = xmalloc((size_t)N * ldw * sizeof *W);
+        float *x = xmalloc((size_t)K * sizeof *x);
+        float *y = xmalloc((size_t)(N + 1) * sizeof *y);
+        float *y0 = xmalloc((size_t)N * sizeof *y0);
+        rng_normal_fill(&r, W, (size_t)N * ldw, 0, 1);
+        rng_normal_fill(&r, x, (size_t)K, 0, 1);
+        rng_normal_fill(&r, y, (size_t)N, 0, 1);
+        for (int n = 0; n < N && beta0; n++) y[n] = NAN;
+        y[N] = guard;
+        memcpy(y0, y, (size_t)N * sizeof *y);
+        float alpha = 0.5f, beta = beta0 ? 0.0f : 2.0f;
+        ck_assert(gemv_rows(N, K, alpha, W, ldw, x, beta, y));
+        ck_assert_msg(y[N] == guard, "%dx%d: y[%d] past N written", N, K, N);
+        for (int n = 0; n < N; n++) {
+            double s = 0, size = 0;
+            for (int k = 0; k < K; k++) {
+                double t = (double)W[(size_t)n * ldw + k] * x[k];
+                s += t, size += fabs(t);
+            }
+            double old = beta0 ? 0 : beta * y0[n];
+            double want = alpha * s + old;
+            double tol = 4.0 * K * 0x1p-24 * (alpha * size + 2 * fabs(old))
+                         + 1e-30;
+            ck_assert_msg(fabs(y[n] - want) <= tol, "%dx%d, beta %g: y[%d] "
+                          "= %.9g, want %.9g", N, K, beta, n, y[n], want);
+        }
+        free(W), free(x), free(y), free(y0);
+    }
+    // 1 thread and 2, and gemm() itself: the same bits
+    enum { N = 1000, K = 777 };
+    float *W = xmalloc((size_t)N * K * sizeof *W), x[K];
+    float *y[3];
+    for (int i = 0; i < 3; i++) y[i] = xmalloc(N * sizeof *y[i]);
+    rng_normal_fill(&r, W, (size_t)N * K, 0, 1);
+    rng_normal_fill(&r, x, K, 0, 1);
+    for (int t = 0; t < 2; t++) {
+        ThreadCounts prev = threads_set(t + 1);
+        ck_assert(gemv_rows(N, K, 1.0f, W, K, x, 0.0f, y[t]));
+        threads_restore(prev);
+    }
+    gemm(false, true, 1, N, K, 1.0f, x, K, W, K, 0.0f, y[2], N);
+    ck_assert_msg(memcmp(y[0], y[1], N * sizeof *y[0]) == 0,
+                  "gemv_rows: 1 thread and 2 differ");
+    ck_assert_msg(memcmp(y[0], y[2], N * sizeof *y[0]) == 0,
+                  "gemm(1 x N x K, B transposed) is not gemv_rows");
+    free(W);
+    for (int i = 0; i < 3; i++) free(y[i]);
+}
+END_TEST
+
 // A product of a training step's size, through gemm (which gives it to
 // gemm_tiles where the build has it), allocates on its first call at most:
 // the steps after a trainer's first allocate nothing (chapter 6's test of
@@ -918,3 +988,4 @@ Suite *common_suite(void) {
     suite_add_tcase(s, tc);
     return s;
 }
+    tcase_add_test(tc, gemv_rows_against_the_definition);
