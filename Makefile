@@ -27,6 +27,15 @@ say = $(if $(filter 1,$(V)),,@echo "  $(1)";)
 
 comma := ,
 
+# Every command make runs gets one locale, the C one with UTF-8. The
+# tests read the numbers that programs print with awk, printf and sort,
+# which read and write numbers by the locale: under a German one awk
+# reads "0.5" as 0 and prints 0.5 as "0,5", and gcc's messages (whose
+# first "error" the grader shows) may be translated. The programs never
+# set a locale: they print "0.5" under any.
+export LC_ALL := C.UTF-8
+unexport LANGUAGE
+
 # ---- what exists ------------------------------------------------------------
 CHAPTER_DIRS := $(sort $(wildcard chapters/ch[1-9]_*))
 # chapters/ch1_data -> 1
@@ -87,6 +96,8 @@ endif
 endif
 HAVE_OPENMP = $(call lazy,HAVE_OPENMP,$(if $(filter thread,$(SAN)),false,echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null) && echo 1)
 HAVE_NVCC = $(call lazy,HAVE_NVCC,command -v nvcc >/dev/null 2>&1 && echo 1)
+# A GPU to run ./ch8 on: nvidia-smi lists one, or the driver made its device
+HAVE_GPU = $(call lazy,HAVE_GPU,{ timeout 10 nvidia-smi -L >/dev/null 2>&1 || [ -e /dev/nvidia0 ]; } && echo 1)
 # OpenBLAS comes in a pthreads build and an OpenMP build. Ours is the
 # OpenMP one when the compiler's OpenMP is gcc's: then the GEMMs and our
 # own parallel loops run on one pool of threads. With two pools on two
@@ -176,13 +187,18 @@ gpt2: | $(OBJ)/.deps-data
 	@bash common/fetch_data.sh gpt2
 .PHONY: gpt2
 
+# (what a student without a GPU needs to know)
+GPU_NOT_NEEDED = echo "    chapter 8's exercises and tests run its kernels emulated, no GPU needed"
 banner: | $(OBJ)/.deps-build
 	@echo "build: $(CC), $(VARIANT) -> $(OBJ)/"
 	@$(if $(filter 1,$(NO_BLAS)),echo "  - OpenBLAS off (NO_BLAS=1): naive GEMM",\
 	  $(if $(BLAS_LIBS),echo "  + OpenBLAS found: $(BLAS_LIBS)",echo "  - OpenBLAS not found"))
 	@$(if $(HAVE_OPENMP),echo "  + OpenMP found",echo "  - OpenMP not found: loops run on one thread")
 	@$(if $(filter 1,$(MPI)),echo "  + MPI=1: ./ch6 and ./ch9 are built against Open MPI: mpirun -q -np N ./ch6")
-	@$(if $(HAVE_NVCC),echo "  + nvcc found: ./ch8 builds for the GPU",echo "  - nvcc not found: no ./ch8 (its kernels are still tested, emulated)")
+	@$(if $(HAVE_NVCC),$(if $(HAVE_GPU),echo "  + nvcc and a GPU found: ./ch8 builds for the GPU",\
+	  echo "  + nvcc found$(comma) but no GPU: ./ch8 builds$(comma) and here only checks its kernels;" && $(GPU_NOT_NEEDED)),\
+	  $(if $(HAVE_GPU),echo "  - a GPU$(comma) but no nvcc: no ./ch8 (it needs the CUDA toolkit);" && $(GPU_NOT_NEEDED),\
+	  echo "  - no GPU here (and no nvcc$(comma) so no ./ch8):" && $(GPU_NOT_NEEDED)))
 	$(if $(CROSS),@echo "  + cross-compiling for $(CROSS): its programs run there (or under qemu)")
 
 # The binaries at the top level are copies of the current variant's, redone
@@ -245,18 +261,31 @@ $(OBJ)/st_compare: tests/mpi/st_compare.c $(OBJ)/libcommon.a | $(OBJ)/.deps-buil
 
 # ---- chapter 8: the GPU --------------------------------------------------------------
 # Its kernels (.cu) build twice. For the host, always, under the emulation
-# of chapters/ch8_cuda/emu.h, into libch8.a, which the tests link: every
-# kernel is checked against the CPU without a GPU. With nvcc, when it is
-# here, for the GPU (compute capabilities CUDA_ARCH), into ./ch8, which
+# of chapters/ch8_cuda/emu/ (emu.h), into libch8.a, which the tests link:
+# every kernel is checked against the CPU without a GPU. With nvcc, when it
+# is here, for the GPU (compute capabilities CUDA_ARCH), into ./ch8, which
 # also carries the emulated build (every symbol renamed *_emu) for its
-# self-check on a machine without a GPU.
+# self-check on a machine without a GPU. The checks themselves, kcheck/,
+# build with the kernels both ways; the emulation is the host's only.
 CH8_DIR := $(call chdir,8)
 CXX_EMU := $(if $(filter clang%,$(notdir $(firstword $(CC)))),clang++,$(if $(CROSS),$(CROSS)-g++,g++))
-CUDA_ARCH ?= 80 90
 NVCC ?= nvcc
+# The compute capabilities ./ch8 is built for: those of the GPUs here
+# (nvidia-smi), when this nvcc can build for them; on a machine without
+# one, 75 80 90 (a T4, an A100, an H100; the A100's code also runs on
+# 8.6 and 8.9). `make ch8 CUDA_ARCH=86` names one. The newest is also
+# embedded as PTX, which the driver of a later GPU compiles for it.
+# bf16 and the tensor-core attention need 8.0: a 7.5 build has fp32 only.
+CUDA_ARCH_HERE = $(call lazy,CUDA_ARCH_HERE,for a in $$(timeout 10 nvidia-smi --query-gpu=compute_cap --format=csv$(comma)noheader 2>/dev/null | tr -d ' .' | sort -un); do $(NVCC) --list-gpu-code 2>/dev/null | grep -qx "sm_$$a" && echo $$a; done)
+CUDA_ARCH ?= $(or $(strip $(CUDA_ARCH_HERE)),75 80 90)
+CUDA_PTX = $(call lazy,CUDA_PTX,printf '%s\n' $(CUDA_ARCH) | sort -n | tail -n 1)
 CUDA_HOME = $(call lazy,CUDA_HOME,dirname $$(dirname $$(command -v $(NVCC))))
-CH8_CU := $(wildcard $(CH8_DIR)/*.cu)
-CH8_EMU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.emu.o) $(OBJ)/$(CH8_DIR)/emu.emu.o
+CH8_CU := $(wildcard $(CH8_DIR)/*.cu $(CH8_DIR)/kcheck/*.cu)
+# (the archives below keep one member of a name: no two of these files
+# may share one, wherever they lie)
+CH8_SAME_NAME := $(strip $(foreach n,$(sort $(notdir $(CH8_CU))),$(if $(word 2,$(filter %/$(n),$(CH8_CU))),$(n))))
+$(if $(CH8_SAME_NAME),$(error chapter 8: .cu files of the same name in two folders, which libch8.a cannot both hold: $(CH8_SAME_NAME)))
+CH8_EMU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.emu.o) $(OBJ)/$(CH8_DIR)/emu/emu.emu.o
 CH8_GPU_OBJ := $(CH8_CU:%.cu=$(OBJ)/%.gpu.o)
 # the kernel benchmarks (see "benchmarks" below)
 KBENCH_SRC := $(wildcard tests/bench/cuda/*.cu)
@@ -271,42 +300,62 @@ CXXFLAGS_EMU = -std=c++17 $(OPT) -ffp-contract=off -fno-math-errno $(filter-out 
 # `lea`, which sets none, and so reports a null pointer that is not there;
 # AddressSanitizer still stops on a real null dereference)
 NVCCFLAGS_ALL = -std=c++17 -O3 $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+    -gencode arch=compute_$(CUDA_PTX),code=compute_$(CUDA_PTX) \
     -Xcompiler -Wall,-Wextra -Icommon $(call chincludes,8) $(NVCCFLAGS)
+# What the GPU objects hold: when CUDA_ARCH changes, they are built again.
+$(OBJ)/.cuda-arch: FORCE
+	@mkdir -p $(OBJ) && a='$(CUDA_ARCH), PTX $(CUDA_PTX)'; \
+	    [ "$$(cat $@ 2>/dev/null)" = "$$a" ] || echo "$$a" > $@
 CH8_LIBS = -pthread -lstdc++
 
 $(OBJ)/$(CH8_DIR)/%.emu.o: $(CH8_DIR)/%.cu | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
 	$(call say,CXX $< (emulated))$(CXX_EMU) $(CXXFLAGS_EMU) -x c++ -c $< -o $@
-$(OBJ)/$(CH8_DIR)/emu.emu.o: $(CH8_DIR)/emu.cpp | $(OBJ)/.deps-build
+$(OBJ)/$(CH8_DIR)/emu/emu.emu.o: $(CH8_DIR)/emu/emu.cpp | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
 	$(call say,CXX $<)$(CXX_EMU) $(CXXFLAGS_EMU) -c $< -o $@
 $(OBJ)/libch8.a: $(CH8_EMU_OBJ)
 	@rm -f $@ && $(AR) rcs $@ $^
-$(OBJ)/$(CH8_DIR)/%.gpu.o: $(CH8_DIR)/%.cu | $(OBJ)/.deps-build
+$(OBJ)/$(CH8_DIR)/%.gpu.o: $(CH8_DIR)/%.cu $(OBJ)/.cuda-arch | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
 	$(call say,NVCC $<)$(NVCC) $(NVCCFLAGS_ALL) -M -MT $@ $< -o $(@:.o=.d) && \
 	    $(NVCC) $(NVCCFLAGS_ALL) -c $< -o $@
 # The emulated objects again, every global symbol renamed NAME_emu, so
-# that both builds of each kernel live in one program.
+# that both builds of each kernel live in one program. The names of the
+# COMDAT groups too (what holds an inline function or a template's
+# instance, such as a std::vector's destructor, that both builds emit):
+# the linker keeps one group of a name, and would drop the emulated one.
 $(OBJ)/libch8emu.a: $(CH8_EMU_OBJ)
 	@rm -rf $@ $(@:.a=.parts) && mkdir -p $(@:.a=.parts)
-	@nm --defined-only -g $^ | awk 'NF == 3 { print $$3, $$3 "_emu" }' | sort -u > $(@:.a=.parts)/syms
+	@{ nm --defined-only -g $^ | awk 'NF == 3 { print $$3 }'; \
+	   for o in $^; do readelf -gW $$o | sed -n 's/^COMDAT group section .*\[\(.*\)\] contains.*/\1/p'; done; } \
+	    | sort -u | awk '{ print $$1, $$1 "_emu" }' > $(@:.a=.parts)/syms
 	@for o in $^; do objcopy --redefine-syms=$(@:.a=.parts)/syms $$o $(@:.a=.parts)/$$(basename $$o); done
 	@$(AR) rcs $@ $(@:.a=.parts)/*.o
 CH8_CPU_LIBS = $(foreach n,6 5 4 3 2 1,$(OBJ)/libch$(n).a)
+# The program alone borrows chapter 9's fine-tuning task (./ch8 --gpt2):
+# its main.c sees chapter 9's headers and ./ch8 links chapter 9's library
+# (and chapter 7's, which chapter 9's tokenizer uses); no kernel does.
 $(OBJ)/$(CH8_DIR)/main.o: $(CH8_DIR)/main.c | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
-	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(call chincludes,8) -c $< -o $@
-$(OBJ)/ch8: $(OBJ)/$(CH8_DIR)/main.o $(CH8_GPU_OBJ) $(OBJ)/libch8emu.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
+	$(call say,CC $<)$(CC) $(CFLAGS_ALL) $(call chincludes,9) -c $< -o $@
+$(OBJ)/ch8: $(OBJ)/$(CH8_DIR)/main.o $(CH8_GPU_OBJ) $(OBJ)/libch8emu.a $(CH9_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CC) $(LDFLAGS_ALL) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
 	    -lcublas -lcudart -ldl $(CH8_LIBS) $(LIBS_ALL) -o $@
 ifeq ($(HAVE_NVCC),1)
 ch8: banner $(OBJ)/ch8 data/tinyshakespeare.txt
-	@cp $(OBJ)/ch8 ch8.tmp && mv -f ch8.tmp ch8 && echo "built ./ch8 (CUDA, for compute capabilities $(CUDA_ARCH))"
+	@cp $(OBJ)/ch8 ch8.tmp && mv -f ch8.tmp ch8 && echo "built ./ch8 (CUDA, for compute capabilities $(CUDA_ARCH), PTX for $(CUDA_PTX))"
 else
 ch8: banner
 	@echo "ch8: nvcc not found, so ./ch8 is not built: install the CUDA toolkit (Debian: nvidia-cuda-toolkit); make check tests its kernels without it"
 endif
+# No local memory (a stack frame, spilled registers) in the fused
+# attention's kernels, by ptxas's report for each of CUDA_ARCH
+# (tests/ptxas_check.sh; PTXAS_FILES=--all: every kernel of chapter 8).
+# Without nvcc it says so and passes. CI runs it.
+check-ptxas:
+	@NVCC='$(NVCC)' bash tests/ptxas_check.sh '$(CUDA_ARCH)' $(PTXAS_FILES)
+.PHONY: check-ptxas
 
 all: $(PROGRAMS)
 
@@ -355,12 +404,15 @@ $(GRADER): tests/grade.c tests/exercises.def $(OBJ)/libcommon.a | $(OBJ)/.deps-c
 	    tests/grade.c $(OBJ)/libcommon.a $(CHECK_LIBS) $(LIBS_ALL) -o $@
 
 runner: $(RUNNER)
-# for tests/grade.sh: the exercise objects alone (with -k: each file on its
-# own), and where the runner and the objects are
+# for tests/grade.sh: what the runner needs besides the exercises (the
+# chapters' libraries and the tests, which a first grading builds), the
+# exercise objects alone (with -k: each file on its own), and where the
+# runner and the objects are
+grade-libs: $(TEST_OBJ) $(ALL_CH_LIBS) $(OBJ)/libcommon.a
 grade-objs: $(EX_OBJ)
 grade-paths:
 	@echo "$(RUNNER) $(EXOBJ)"
-.PHONY: runner grade-objs grade-paths
+.PHONY: runner grade-libs grade-objs grade-paths
 
 # tests/faults.sh's helper, which signals a run at a chosen moment of a save
 $(OBJ)/killwatch: tests/faults/killwatch.c | $(OBJ)/.deps-build
@@ -381,7 +433,7 @@ faults: data/tinyshakespeare.txt $(MULTI30K) $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch7 $(
 	bash tests/faults.sh --full $(OBJ)
 .PHONY: faults
 
-# Chapter 6 on two processes (tests/mpi.sh, about a minute): `make check
+# Chapters 6 and 9 on two processes (tests/mpi.sh, about a minute): `make check
 # MPI=1` runs it after the rest, `make check-mpi` alone.
 MPI_TEST_DEPS := data/tinyshakespeare.txt $(OBJ)/ch5 $(OBJ)/ch6 $(OBJ)/ch6-mpi $(OBJ)/ch9 $(OBJ)/ch9-mpi $(OBJ)/st_compare
 check-mpi: banner $(MPI_TEST_DEPS)
@@ -400,7 +452,10 @@ GRADE_OUT ?= $(BUILD)/grade
 shq = $(subst ','\'',$(1))
 
 ifeq ($(EXERCISES),solutions)
-# The whole suite with the reference answers: must pass. Then the tests of
+# First the book against the code, in a second and without pandoc
+# (tests/docs_sync_test.sh): every listing's code and link in the
+# chapters' Markdown, every table of exercises against the grader's
+# tests. The whole suite with the reference answers: must pass. Then the tests of
 # the grader itself, which grade broken copies of solutions/, those of
 # Gradescope's autograder and of grade-all (tests/test_gradescope.sh), the
 # programs' command lines (tests/cli/test_cli.sh, a few seconds), their
@@ -412,6 +467,7 @@ ifeq ($(EXERCISES),solutions)
 CLI_PROGRAMS := $(addprefix $(OBJ)/ch,$(filter-out $(if $(HAVE_NVCC),,8),$(CHAPTERS)))
 check: banner data/tinyshakespeare.txt $(MULTI30K) $(RUNNER) $(GRADER) $(CLI_PROGRAMS) $(KBENCH_EMU) $(OBJ)/killwatch $(OBJ)/peak $(OBJ)/gpt2_random \
     $(if $(filter 1,$(MPI)),$(MPI_TEST_DEPS))
+	@bash tests/docs_sync_test.sh
 	@mkdir -p '$(call shq,$(GRADE_OUT))'
 	$(RUNNER) --json '$(call shq,$(GRADE_OUT))/results.json'
 	@MAKE='$(MAKE)' bash tests/test_grade.sh $(OBJ)
@@ -603,7 +659,7 @@ bench-tok: $(OBJ)/tok_bench data/tinyshakespeare.txt $(MULTI30K)
 # random weights (tests/bench/bench_gpt2.py): generation with the KV
 # cache and a fine-tuning step, on 1 and 2 threads (BENCH=--busy: also
 # beside a busy process). Needs PyTorch and transformers.
-bench-gpt2: ch9 $(OBJ)/gpt2_random $(OBJ)/products
+bench-gpt2: ch9 $(OBJ)/gpt2_random $(OBJ)/products $(OBJ)/gemv
 	python3 tests/bench/bench_gpt2.py --bin $(OBJ) $(BENCH)
 .PHONY: bench-gpt2
 
@@ -618,7 +674,7 @@ $(OBJ)/tests/bench/cuda/%.emu.o: tests/bench/cuda/%.cu | $(OBJ)/.deps-build
 	$(call say,CXX $< (emulated))$(CXX_EMU) $(CXXFLAGS_EMU) -x c++ -c $< -o $@
 $(OBJ)/tests/bench/cuda/%.emu: $(OBJ)/tests/bench/cuda/%.emu.o $(OBJ)/libch8.a $(CH8_CPU_LIBS) $(OBJ)/libcommon.a
 	$(call say,LINK $@)$(CXX_EMU) $(LDFLAGS_ALL) $^ $(CH8_LIBS) $(LIBS_ALL) -o $@
-$(OBJ)/tests/bench/cuda/%.gpu.o: tests/bench/cuda/%.cu | $(OBJ)/.deps-build
+$(OBJ)/tests/bench/cuda/%.gpu.o: tests/bench/cuda/%.cu $(OBJ)/.cuda-arch | $(OBJ)/.deps-build
 	@mkdir -p $(dir $@)
 	$(call say,NVCC $<)$(NVCC) $(NVCCFLAGS_ALL) -M -MT $@ $< -o $(@:.o=.d) && \
 	    $(NVCC) $(NVCCFLAGS_ALL) -c $< -o $@
@@ -646,6 +702,10 @@ $(OBJ)/products: tests/bench/products.c $(OBJ)/libcommon.a
 products: $(OBJ)/products
 	@cp $(OBJ)/products build/products
 .PHONY: products
+# A decoding step's one-row products: gemv_rows, OpenBLAS's sgemv and a
+# plain read of the same weights (tests/bench/gemv.c; bench_gpt2.py runs it)
+$(OBJ)/gemv: tests/bench/gemv.c $(OBJ)/libcommon.a
+	$(call say,LINK $@)$(CC) $(CFLAGS_ALL) $^ $(LIBS_ALL) -o $@
 
 # The numbers of chapter 7's text about subwords (tests/bench/bpe_stats.c).
 $(OBJ)/bpe_stats: tests/bench/bpe_stats.c $(OBJ)/libch7.a $(OBJ)/libcommon.a
@@ -672,7 +732,9 @@ FIGDATA := $(BUILD)/figures-data
 FIGENV := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # (each command is also kept in a .cmd file, where docs/build.sh checks that
 # the captions quote it exactly)
-fig_run = $(call say,FIGURE DATA $(1))echo '$(1)' > $(FIGDATA)/$(2).cmd && \
+# (the line shown is the .cmd file's: a command may hold quotes)
+fig_run = $(Q)echo '$(1)' > $(FIGDATA)/$(2).cmd && \
+    $(if $(filter 1,$(V)),,sed 's/^/  FIGURE DATA /' $(FIGDATA)/$(2).cmd && )\
     $(FIGENV) $(1) > $(FIGDATA)/$(2).out
 figures: ch1 ch2 ch3 ch4 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 	@rm -rf $(FIGDATA) docs/site/figures && mkdir -p $(FIGDATA)/ch6 $(FIGDATA)/ch7 docs/site/figures
@@ -684,7 +746,8 @@ figures: ch1 ch2 ch3 ch4 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 	$(call fig_run,./ch5 --plot-data $(FIGDATA)/ch5_default,ch5_default)
 	$(call fig_run,./ch6 --layers 2 --heads 2 --embd 48 --block 64 --batch 16 --steps 400 --warmup 40 --eval-every 20 --eval-iters 8 --threads 1 --sample-chars 0 --quiet --log $(FIGDATA)/ch6/log.csv --profile --plot-data $(FIGDATA)/ch6,ch6)
 	$(call fig_run,./ch7 --threads 1 --quiet --plot-data $(FIGDATA)/ch7,ch7)
-	$(call fig_run,./ch7 --task translate --threads 1 --quiet --embd 64 --layers 1 --heads 2 --ffn 256 --merges 1000 --batch-tokens 2000 --steps 500 --warmup 50 --eval-every 50 --show 0 --beam 1 --log $(FIGDATA)/ch7/translate.csv,ch7_translate)
+	$(call fig_run,./ch7 --task translate --threads 1 --quiet --embd 96 --layers 1 --heads 4 --ffn 384 --merges 2000 --batch-tokens 4000 --steps 1000 --warmup 100 --lr 5e-3 --eval-every 100 --show 0 --beam 1 --log $(FIGDATA)/ch7/translate.csv --save $(FIGDATA)/ch7/translate.safetensors,ch7_translate)
+	$(call fig_run,./ch7 --checkpoint $(FIGDATA)/ch7/translate.safetensors --translate "Eine Frau nimmt mit ihrer Kamera ein Foto auf." --plot-data $(FIGDATA)/ch7,ch7_translation_attention)
 	@# (a warning fails the figure too: a data file gnuplot cannot read
 	@# is only a warning to it, and the figure would be drawn empty)
 	@for gp in docs/figures/ch*.gp; do \
@@ -697,6 +760,17 @@ figures: ch1 ch2 ch3 ch4 ch5 ch6 ch7 | $(OBJ)/.deps-docs
 
 docs: figures | $(OBJ)/.deps-docs
 	@bash docs/build.sh
+
+# The code of each listing in the chapters' Markdown, and the link above
+# it to its lines, written from the sources as they are now (after
+# changing code that a chapter shows); the tables of exercises written
+# from what the grader runs (after changing a test or the points). The
+# docs build and make check fail while either is out of date.
+listings:
+	@bash docs/code_listings.sh --write
+exercise-tables:
+	@bash docs/exercise_tables.sh --write
+.PHONY: listings exercise-tables
 
 # The book as one PDF, printed by headless Chromium (no LaTeX).
 pdf: docs | $(OBJ)/.deps-pdf
@@ -717,12 +791,16 @@ clean:
 
 help:
 	@echo "Transformer from scratch in C. Targets:"
-	@echo "  make chN            build ./chN for chapter N (chapters here: $(CHAPTERS))"
+	@echo "  make chN            build ./chN for chapter N (here: $(CHAPTERS))"
 	@echo "  make all            build every chapter program"
 	@echo "  make check          run every test (core, chapters, exercises with solutions/,"
 	@echo "                      the programs' command lines)"
-	@echo "  make check-unit     only the Check suites (make check's first part)"
+	@echo "  make check-unit     only the Check suites (make check's first part;"
+	@echo "                      CK_RUN_SUITE=ch4 make check-unit: one suite)"
 	@echo "  make check EXERCISES=DIR   grade DIR: score table + build/grade/results.json"
+	@echo "                      (your own answers: make check EXERCISES=exercises)"
+	@echo "  CK_RUN_CASE=ex1.2 make check EXERCISES=DIR   grade one exercise (1.2"
+	@echo "                      here): its row alone, results.json left as it was"
 	@echo "  make gradescope     Gradescope's autograder: build/gradescope/autograder.zip"
 	@echo "  make stubs          the exercises' stubs as the course gives them, whatever"
 	@echo "                      exercises/ holds: build/stubs/ (make stubs-manifest:"
@@ -735,7 +813,8 @@ help:
 	@echo "  make valgrind       the tests under valgrind (CK_FORK=no)"
 	@echo "  make check-tsan     chapter 8's kernels, emulated, under ThreadSanitizer"
 	@echo "  make check-arm64    the project cross-built for arm64 and run here under"
-	@echo "                      qemu: the tests, the programs against this machine's"
+	@echo "                      qemu: the tests, and the programs against this"
+	@echo "                      machine's builds (about 13 minutes; not in make check)"
 	@echo "  make faults         kill -9, a full disk and Ctrl-C against training runs"
 	@echo "  make fuzz           every parser's libFuzzer harness, FUZZ_SECONDS each (30;"
 	@echo "                      clang; FUZZ_JOBS at once); make fuzz-one TARGET=json: one"
@@ -752,6 +831,9 @@ help:
 	@echo "  make docs           render the book to docs/site/ (pandoc), with its figures"
 	@echo "  make figures        only the figures: the programs' data (build/figures-data/)"
 	@echo "                      drawn by gnuplot into docs/site/figures/*.svg"
+	@echo "  make listings       write into the chapters' Markdown the code of each listing"
+	@echo "                      (and the link to its lines) from the sources as they are"
+	@echo "  make exercise-tables  write each chapter's table of exercises from the tests"
 	@echo "  make pdf            the whole book as docs/site/book.pdf (headless Chromium)"
 	@echo "  make docs-check     open every page of docs/site in headless Chromium: fails"
 	@echo "                      on broken links, missing images, empty code, unrendered"
@@ -767,7 +849,8 @@ help:
 	@echo "       SAN=1  NO_INSTALL=1 (never apt-get)  V=1 (show commands)  OPT=-O2"
 	@echo "       CFLAGS=..."
 	@echo "       MPI=1 (./ch6 built against Open MPI: mpirun -q -np N ./ch6)"
-	@echo "       CUDA_ARCH=\"80 90\" (./ch8's compute capabilities)"
+	@echo "       CUDA_ARCH=\"75 80 90\" (./ch8's compute capabilities; default: this"
+	@echo "       machine's GPU, or 75 80 90 without one)"
 	@$(if $(IS_X86),,:) echo "       NO_AVX512=1 (build as for a CPU without AVX-512; run with"
 	@$(if $(IS_X86),,:) echo "       OPENBLAS_CORETYPE=Haswell)"
 	@echo "Missing Debian packages are installed with apt-get (sudo when not root)"

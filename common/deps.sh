@@ -6,6 +6,7 @@
 #   docs   - pandoc, and gnuplot for the book's figures
 #   pdf    - headless Chromium to print the book, poppler-utils to check it
 #   docs-check - headless Chromium and python3, to check the rendered site
+#            (both: with the DejaVu and Liberation fonts, see check_fonts)
 #   data   - sha256sum, and curl or wget when ../shared/data is not beside us
 #   valgrind - valgrind, for `make valgrind`
 #   fuzz   - clang and its libFuzzer runtime, for `make fuzz`
@@ -129,6 +130,22 @@ check_docs() {
 check_chromium() {
     command -v chromium >/dev/null 2>&1 \
         || need chromium "headless Chromium, to $1"
+    check_fonts
+}
+
+# The fonts the pages are checked and printed in: DejaVu (the style
+# sheet's sans and mono, and the figures' labels) and Liberation (the
+# stand-ins for Arial, Times and Courier that Chromium picks for a page
+# that names no font). Where a page falls back on whatever else the
+# machine has, its tables and lines are as wide as that font makes them,
+# and a check of the layout sees another page than the one written
+# here; so every machine that runs Chromium for us has these two.
+check_fonts() {
+    [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
+        && [ -e /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] \
+        || need fonts-dejavu-core "the DejaVu fonts the pages are checked in"
+    [ -e /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf ] \
+        || need fonts-liberation "the Liberation fonts the pages are checked in"
 }
 
 check_pdf() {

@@ -266,6 +266,23 @@ const char *flags_peek(int argc, char **argv, const char *name) {
     return found;
 }
 
+bool flags_take(int *argc, char **argv, const char *name) {
+    size_t len = strlen(name);
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, len) != 0)
+            continue;
+        const char *rest = a + 2 + len;   // "", "=1", "=0", or another flag
+        if (*rest && strcmp(rest, "=1") != 0 && strcmp(rest, "=0") != 0)
+            continue;
+        memmove(argv + i, argv + i + 1,
+                (size_t)(*argc - i) * sizeof *argv);   // with the NULL
+        (*argc)--;
+        return strcmp(rest, "=0") != 0;
+    }
+    return false;
+}
+
 // The flag named by name up to its end or its '='; NULL if none is.
 static const Flag *find_flag(const char *name, const Flag *flags,
                              int n_flags) {

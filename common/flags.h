@@ -66,6 +66,13 @@ bool flags_given(const void *value);
 // defaults, so that --help shows the defaults that will really apply.
 const char *flags_peek(int argc, char **argv, const char *name);
 
+// Before flags_parse: takes the switch --name (or --name=1, --name=0)
+// out of argv, shifting the rest down (*argc one less). True when it
+// was there and not =0. For a switch that picks which program's flags
+// follow: ./ch9 --finetune and ./ch8 --gpt2 hand the rest of their
+// command lines to chapter 6's parser, which knows no such flag.
+bool flags_take(int *argc, char **argv, const char *name);
+
 // For checks after parsing ("--batch must be at least 1"): prints
 // "<prog>: error: <message> (see <prog> --help)" and exits with status 2,
 // like a parse error. The pointer to --help is left out where it would

@@ -292,11 +292,10 @@ bool gemm_tiles(bool trans_a, bool trans_b, int M, int N, int K,
 // read once and used once, so the product runs as fast as memory delivers
 // W, and one core is delivered more when it reads many rows side by side:
 // GV rows, each its own stream for the core's prefetchers, with GV sums in
-// registers. Measured on a 2-core AMD EPYC (AVX-512), one thread, W of
-// 2304 x 768: OpenBLAS's sgemv (4 rows at a time) 14.7 GB/s, 8 rows 18.9,
-// 16 rows 22.2, 24 rows 15.3 (its sums no longer fit the registers);
-// a plain sum over the same bytes 24. Each y[n] is summed by one thread
-// in the same order whatever the thread count.
+// registers (more rows than the registers hold would spill the sums;
+// OpenBLAS's sgemv reads 4). tests/bench/gemv.c times it against sgemv
+// and against a plain read of the same bytes. Each y[n] is summed by one
+// thread in the same order whatever the thread count.
 #ifdef __AVX512F__
 #define GV 16
 static inline float vsum(Vec v) { return _mm512_reduce_add_ps(v); }
@@ -353,8 +352,8 @@ bool gemv_rows(int N, int K, float alpha, const float *W, int ldw,
     int blocks = N / GV;
     // threads for a matrix of 1 MiB and more (a fork and join costs a
     // few microseconds), never inside another parallel loop
-    int threads = 1;
 #ifdef _OPENMP
+    int threads = 1;
     if (!omp_in_parallel() && (size_t)N * K >= ((size_t)1 << 18))
         threads = omp_get_max_threads();
     if (threads > blocks) threads = blocks > 0 ? blocks : 1;

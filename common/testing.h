@@ -19,6 +19,24 @@ int tensor_close(const char *what, const float *got, const double *want,
 int tensor_close_f(const char *what, const float *got, const float *want,
                    size_t n, double atol, double rtol, char *msg, size_t size);
 
+// What the elements outside the tolerance have in common, which the
+// messages above add when there is something: when at least 3 differ,
+// with expected values that are not all equal, and every one of them is
+//   the expected value negated:  "... the opposite sign: a sign flipped?"
+//   c times it (one c for all):  "every differing element is 1.7321
+//                                 (sqrt(3))x the expected value: a
+//                                 missing or extra factor?"
+//   it plus one constant d:      "... the expected value plus 0.5: a
+//                                 constant offset (a term missing or
+//                                 extra?)"
+// to the comparison's own tolerance, writes that hint into hint and
+// returns 1; otherwise returns 0. Mixed errors, one or two differing
+// elements, NaNs and infinities give no hint.
+int tensor_diff_hint(const float *got, const double *want, size_t n,
+                     double atol, double rtol, char *hint, size_t size);
+int tensor_diff_hint_f(const float *got, const float *want, size_t n,
+                       double atol, double rtol, char *hint, size_t size);
+
 // Central finite differences, in double, against an analytic gradient.
 // loss(ctx) evaluates the scalar loss at the current values of param (it
 // runs the float forward pass and reduces in double). For each of the n

@@ -25,7 +25,11 @@
 # docs/check_listings.lua reads every page back and fails the build if a
 # caption's lines are not exactly the code shown.
 # Before rendering, docs/check_regions.sh checks that every region marked
-# in the sources (//> name ... //< name) is included by some chapter.
+# in the sources (//> name ... //< name) is included by some chapter,
+# docs/code_listings.sh that the code written into each listing of the
+# Markdown (and the link above it) is its region's as the source is now,
+# and docs/exercise_tables.sh that each chapter's table of exercises
+# names the tests the grader runs.
 # Works offline; needs only pandoc (>= 2.11; Debian 12 ships 2.17). The
 # figures (docs/site/figures/*.svg) are drawn before, by make figures
 # (gnuplot); a page that shows one that is missing fails the build.
@@ -55,7 +59,7 @@ PANDOC=${PANDOC:-pandoc}
 command -v "$PANDOC" >/dev/null 2>&1 ||
   die "pandoc not found (looked for '$PANDOC'); install it, e.g. 'apt-get install pandoc'"
 for f in template.html prevnext.html style.css include.lua check_listings.lua \
-         check_regions.sh; do
+         check_regions.sh code_listings.sh exercise_tables.sh; do
   [[ -f $DOCS_DIR/$f ]] || die "missing $DOCS_DIR/$f"
 done
 [[ -d $ROOT ]] || die "DOCS_ROOT '$ROOT' is not a directory"
@@ -66,6 +70,16 @@ cd "$ROOT"
 # other direction: every included region must exist).
 DOCS_ROOT=. bash "$DOCS_DIR/check_regions.sh" ||
   die "unused regions (above): include each in a chapter, remove its markers, or list it in docs/regions-unused.txt"
+
+# The Markdown holds each listing's code and a link to its lines, for a
+# reader without the site: they must be the sources' as they are now
+# (make listings writes them; include.lua checks them again as it
+# renders). Each table of exercises must be what the grader runs (make
+# exercise-tables writes them).
+DOCS_ROOT=. bash "$DOCS_DIR/code_listings.sh" ||
+  die "listings that differ from their sources (above): run make listings"
+DOCS_ROOT=. bash "$DOCS_DIR/exercise_tables.sh" ||
+  die "tables of exercises that differ from the grader (above): run make exercise-tables"
 
 # What a student reads names its sources by title or as "the course
 # notes", never by a file number ("seed 001"), and never mentions the

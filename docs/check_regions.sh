@@ -6,10 +6,12 @@
 # A region is the code between `//> name` and `//< name` in a source
 # file (.c, .h, and chapter 8's CUDA: .cu, .cuh, .cpp) under chapters/,
 # common/, exercises/ or solutions/. The book
-# shows a region with an empty fenced block in a chapter text
-# (chapters/chN_*/chN.md) or README.md:
+# shows a region with a fenced block in a chapter text
+# (chapters/chN_*/chN.md) or README.md, which holds the region's code
+# (written by docs/code_listings.sh, make listings):
 #
 #     ```{.c include="path" region="name"}
+#     ...
 #     ```
 #
 # docs/include.lua already stops the build when such a block names a

@@ -3,25 +3,36 @@ include.lua -- a small pandoc Lua filter used by docs/build.sh.
 
 It does two jobs:
 
-1. Code inclusion.  In a chapter you write an EMPTY fenced code block
+1. Code inclusion.  A chapter shows a region of a source file as a
+   fenced code block with an include= attribute, the region's code
+   written inside it, and above it a link to the region's lines:
+
+       [`chapters/ch1_data/vocab.c`, lines 40–72](vocab.c#L40-L72) · region `encode`
 
        ```{.c include="chapters/ch1_data/vocab.c" region="encode"}
+       ...the lines between the marker comments, dedented...
        ```
 
-   and the filter fills it with the lines of that file that sit strictly
-   between the marker comments
+   where the source marks the region with
 
        //> encode
        ...these lines are included...
        //< encode
 
+   docs/code_listings.sh --write (make listings) writes the code and the
+   link, so that the Markdown read without the site (in an editor, on
+   a code host) shows the code too.  This filter takes the region from
+   the file again and stops the build unless the block's code is
+   exactly it and the link names its lines and file: a listing whose
+   source changed since make listings fails here, with what differs.
+
    The path is relative to the repository root (build.sh runs pandoc
    from there).  Without region=... the whole file is included.
    Marker lines of any region are never shown, so regions may be nested
-   or may overlap.  The included lines are dedented, and a caption
-   above the block names the source file, the range of lines shown
-   ("chapters/ch1_data/vocab.c, lines 40–72", a link to the file) and
-   the region.
+   or may overlap.  The included lines are dedented.  In the site the
+   link is replaced by a caption above the code that names the source
+   file, the range of lines shown ("chapters/ch1_data/vocab.c, lines
+   40–72", a link to the file) and the region.
 
    Anything odd -- missing file, unknown region, a region opened twice
    or never closed -- stops the build with a message, so the book can
@@ -191,19 +202,92 @@ local SRC_BASE = os.getenv("DOCS_SRC_BASE") or ""
 if SRC_BASE == "" then SRC_BASE = "../../" end
 if not SRC_BASE:match("/$") then SRC_BASE = SRC_BASE .. "/" end
 
--- Replace an include code block by the included code plus a caption.
-function CodeBlock(block)
+-- The text being rendered ("chapters/ch1_data/ch1.md") and its folder,
+-- when pandoc renders one; the book renders them all at once.
+local TEXT = #PANDOC_STATE.input_files == 1 and PANDOC_STATE.input_files[1]
+             or nil
+local TEXT_DIR = TEXT and (TEXT:match("^(.*/)") or "") or nil
+
+-- The link that docs/code_listings.sh writes above a listing, so that
+-- the Markdown read on a code host links to the lines it shows:
+--   [`chapters/ch1_data/vocab.c`, lines 40–72](vocab.c#L40-L72) · region `x`
+-- Its target is relative to the text's folder.
+local function link_target(path, lo, hi)
+  local rel = path
+  if TEXT_DIR and path:sub(1, #TEXT_DIR) == TEXT_DIR then
+    rel = path:sub(#TEXT_DIR + 1)
+  elseif TEXT_DIR then
+    rel = TEXT_DIR:gsub("[^/]+/", "../") .. path
+  end
+  return rel .. "#L" .. lo .. (lo == hi and "" or ("-L" .. hi))
+end
+
+local function is_link_para(b)
+  if b.t ~= "Para" and b.t ~= "Plain" then return false end
+  local first = b.content[1]
+  return first and first.t == "Link" and first.content[1]
+         and first.content[1].t == "Code"
+end
+
+-- What is wrong with the code of a listing, or nil: `have` is the
+-- block's text in the Markdown, `want` the region's.
+local function code_differs(have, want)
+  if have == "" then return "it is empty" end
+  if have == want then return nil end
+  local h, w = {}, {}
+  for l in (have .. "\n"):gmatch("([^\n]*)\n") do h[#h + 1] = l end
+  for l in (want .. "\n"):gmatch("([^\n]*)\n") do w[#w + 1] = l end
+  for k = 1, math.max(#h, #w) do
+    if h[k] ~= w[k] then
+      return "its line " .. k .. " differs from the region's (" ..
+             (h[k] and ("'" .. h[k] .. "'") or "nothing") .. " here, " ..
+             (w[k] and ("'" .. w[k] .. "'") or "nothing") .. " there)"
+    end
+  end
+  return "it differs from the region"
+end
+
+-- An include code block and the link above it (nil when missing) as
+-- one listing: the caption above the code. Both must be what
+-- docs/code_listings.sh writes from the source as it is now.
+local function listing(block, para)
   local path = block.attributes["include"]
-  if not path then return nil end  -- an ordinary code block: leave it
   local region = block.attributes["region"]
   if region == "" then region = nil end
-
-  if block.text:match("%S") then
-    fail("the code block including " .. path ..
-         " must be empty (its body would be thrown away)")
+  local text, lo, hi = extract(path, region)
+  local range = lo == hi and ("line " .. lo)
+                          or ("lines " .. lo .. "\u{2013}" .. hi)
+  local what = (TEXT or "a chapter") .. ": the listing of " .. path ..
+               (region and (" region '" .. region .. "'") or "")
+  local problem = code_differs(block.text, text)
+  if not para then
+    problem = problem or "no link to its lines above it"
+  else
+    local want = path .. ", " .. range ..
+                 (region and (" \u{00B7} region " .. region) or "")
+    local have = pandoc.utils.stringify(para)
+    local target = para.content[1].target
+    local anchor = "#L" .. lo .. (lo == hi and "" or ("-L" .. hi))
+    local good_target
+    if TEXT_DIR then
+      good_target = target == link_target(path, lo, hi)
+    else  -- the book: the file's name and the lines
+      local file = target:gsub("#.*$", ""):gsub("^%.%./", ""):gsub("^%.%./", "")
+      good_target = target:sub(-#anchor) == anchor and
+                    ("/" .. path):sub(-#file - 1) == "/" .. file
+    end
+    if have ~= want then
+      problem = problem or ("its link reads '" .. have .. "', not '" ..
+                            want .. "'")
+    elseif not good_target then
+      problem = problem or ("its link points to " .. target .. ", not " ..
+                            link_target(path, lo, hi))
+    end
+  end
+  if problem then
+    fail(what .. ": " .. problem .. " (run make listings)")
   end
 
-  local text, lo, hi = extract(path, region)
   block.text = text
   -- The include/region attributes have done their job; classes such as
   -- .c stay, so the code is still highlighted as C.
@@ -215,8 +299,6 @@ function CodeBlock(block)
   --   lines 40–72</a> <span class="region">name</span></div>
   -- docs/check_listings.lua reads it back from the finished page and
   -- checks that those lines of the file are the code shown.
-  local range = lo == hi and ("line " .. lo)
-                          or ("lines " .. lo .. "\u{2013}" .. hi)
   local href = SRC_BASE .. path
   if SRC_BASE:match("^https?://") then
     href = href .. "#L" .. lo .. (lo == hi and "" or ("-L" .. hi))
@@ -233,6 +315,25 @@ function CodeBlock(block)
   local srcref = pandoc.Div({ pandoc.Plain(label) },
                             pandoc.Attr("", { "srcref" }))
   return pandoc.Div({ srcref, block }, pandoc.Attr("", { "listing" }))
+end
+
+-- Each include code block, with the link paragraph above it, becomes one
+-- listing (the link's place is taken by the site's caption).
+function Blocks(blocks)
+  local out, changed = {}, false
+  for _, b in ipairs(blocks) do
+    if b.t == "CodeBlock" and b.attributes["include"] then
+      local para = nil
+      if #out > 0 and is_link_para(out[#out]) then
+        para = table.remove(out)
+      end
+      out[#out + 1] = listing(b, para)
+      changed = true
+    else
+      out[#out + 1] = b
+    end
+  end
+  if changed then return out end
 end
 
 -- Map a link target from the markdown world to the rendered site.

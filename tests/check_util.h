@@ -11,20 +11,20 @@
 #define TEST_TIMEOUT 10
 
 #define ck_assert_close(what, got, want, n, atol, rtol) do {               \
-        char msg_[512];                                                    \
+        char msg_[768];                                                    \
         ck_assert_msg(tensor_close(what, got, want, n, atol, rtol, msg_,   \
                                    sizeof msg_), "%s", msg_);              \
     } while (0)
 
 #define ck_assert_close_f(what, got, want, n, atol, rtol) do {             \
-        char msg_[512];                                                    \
+        char msg_[768];                                                    \
         ck_assert_msg(tensor_close_f(what, got, want, n, atol, rtol, msg_, \
                                      sizeof msg_), "%s", msg_);            \
     } while (0)
 
 #define ck_assert_grad(what, loss, ctx, param, grad, n, eps, atol, rtol)    \
     do {                                                                   \
-        char msg_[512];                                                    \
+        char msg_[768];                                                    \
         ck_assert_msg(grad_check(what, loss, ctx, param, grad, n, eps,     \
                                  atol, rtol, msg_, sizeof msg_),           \
                       "%s", msg_);                                         \

@@ -12,7 +12,7 @@
 #
 #   bash tests/docs_check_test.sh
 #
-# About 10 seconds: Chromium starts three times.
+# About 20 seconds: Chromium starts three times, pandoc a few.
 set -u
 ROOT=$(pwd)
 CHECK=(python3 "$ROOT/docs/check_site.py")
@@ -128,22 +128,26 @@ page "$B/css.html" '<link rel="stylesheet" href="missing.css">'
 # the layout: a column squeezed by pandoc's equal widths beside one of
 # short words; a flag broken after its dashes; a figure whose labels are
 # drawn far smaller than the text; on the index, a table wider than a
-# phone
-page "$B/table.html" '<main><table style="width: 600px"><colgroup>
-<col style="width: 50%"><col style="width: 50%"></colgroup>
-<tr><td>./ch1</td><td>a long text that must wrap in a column of half the
-table, while the short one beside it keeps most of its half empty</td></tr>
-</table></main>'
-page "$B/flag.html" '<main><p style="width: 4ch">
-<code>--checkpoint</code></p></main>'
+# phone. Every width that matters is given in pixels (boxes of a set
+# width, not text measured in whatever fonts this machine has), so that
+# each page has its problem on any machine.
+box() { printf '<span style="display: inline-block; width: %s">%s</span>' "$@"; }
+page "$B/table.html" "<main><table style=\"width: 600px\"><colgroup>
+<col style=\"width: 50%\"><col style=\"width: 50%\"></colgroup>
+<tr><td>$(box 40px ./ch1)</td><td>$(box 250px 'a long text that must wrap in a
+column of half the table,') $(box 250px 'while the short one beside it keeps
+most of its half empty')</td></tr>
+</table></main>"
+page "$B/flag.html" '<main><p style="width: 40px; font: 16px monospace">
+<code style="font: inherit">--checkpoint</code></p></main>'
 printf '%s
 ' '<svg xmlns="http://www.w3.org/2000/svg" width="400" height="60">'     '<g font-family="sans-serif" font-size="6.00"><text x="10" y="30">tiny'     'labels</text></g></svg>' >"$B/figures/tiny.svg"
-page "$B/labels.html" '<main><p>Text of 16 px.</p><figure>
+page "$B/labels.html" '<main><p style="font-size: 16px">Text of 16 px.</p><figure>
 <img src="figures/tiny.svg" alt="tiny"><figcaption>Tiny</figcaption>
 </figure></main>'
-page "$B/wide.html" '<main class="page-index"><table><tr>
-<td style="white-space: nowrap">a row of text far wider than any phone,
-on one line</td><td>the status</td></tr></table></main>'
+page "$B/wide.html" "<main class=\"page-index\"><table><tr>
+<td>$(box 600px 'a row of text far wider than any phone, on one line')</td>
+<td>the status</td></tr></table></main>"
 # (a phone lays out a page of its own width only where the page says so)
 sed -i 's|<meta charset="utf-8">|&<meta name="viewport" content="width=device-width">|' \
     "$B/wide.html"
@@ -223,7 +227,10 @@ fi
 # ---- the same through the real pipeline: docs/build.sh renders a tiny
 # book (a README, one chapter). An empty region stops the build itself
 # (include.lua); without it the book builds, and its formula that pandoc
-# leaves as TeX (with a warning) is for docs-check to find.
+# leaves as TeX (with a warning) is for docs-check to find. A listing
+# whose code or link no longer matches its source stops the build too,
+# with a line that names the chapter, the listing and what differs, and
+# so does include.lua on its own.
 R=$TMP/book
 mkdir -p "$R/chapters/ch1_x" "$R/docs"
 printf '# Tiny\n\nSee [chapter 1](chapters/ch1_x/ch1.md).\n' >"$R/README.md"
@@ -235,6 +242,8 @@ tiny_book() {   # the chapter, with the empty region included or not
         '```{.c include="chapters/ch1_x/x.c" region="full"}' '```' '' \
         'Math: $x^2$, and one pandoc cannot convert: $\begin{x}$.' \
         >"$R/chapters/ch1_x/ch1.md"
+    # the code and the links, as make listings writes them
+    DOCS_ROOT=$R bash "$ROOT/docs/code_listings.sh" --write >/dev/null 2>&1
 }
 : >"$R/docs/regions-unused.txt"
 tiny_book '```{.c include="chapters/ch1_x/x.c" region="empty"}' '```' ''
@@ -247,6 +256,13 @@ else
 fi
 echo "chapters/ch1_x/x.c empty" >>"$R/docs/regions-unused.txt"
 tiny_book
+# shellcheck disable=SC2016  # backquotes in Markdown, not commands
+if ! grep -qxF '[`chapters/ch1_x/x.c`, line 5](x.c#L5) · region `full`' \
+        "$R/chapters/ch1_x/ch1.md" \
+   || ! grep -qxF 'int b;' "$R/chapters/ch1_x/ch1.md"; then
+    fail "docs/code_listings.sh --write did not write the listing:"
+    sed 's/^/    /' "$R/chapters/ch1_x/ch1.md" >&2
+fi
 if ! DOCS_ROOT=$R bash "$ROOT/docs/build.sh" >"$TMP/out" 2>&1; then
     fail "docs/build.sh could not render the tiny book:"
     sed 's/^/    /' "$TMP/out" >&2
@@ -260,6 +276,39 @@ else
     expect ch1.html 1 \
         'math not rendered, shown as TeX: $\begin{x}$ under "Code"'
     expect book.html 1 'math not rendered, shown as TeX: $\begin{x}$'
+    # stale listings: refuse SOURCE TEXT: with the source changed to
+    # SOURCE (lines), the build fails with a line that has TEXT, and so
+    # does include.lua alone
+    refuse() {
+        local text=$1
+        shift
+        printf '%s\n' "$@" >"$R/chapters/ch1_x/x.c"
+        if DOCS_ROOT=$R bash "$ROOT/docs/build.sh" >"$TMP/out" 2>&1; then
+            fail "docs/build.sh rendered a listing that is not its source's"
+        elif grep -F "chapters/ch1_x/ch1.md" "$TMP/out" |
+                grep -F "region 'full'" | grep -qF -- "$text"; then ok
+        else
+            fail "docs/build.sh refused a stale listing without saying '$text':"
+            sed 's/^/    /' "$TMP/out" >&2
+        fi
+        if (cd "$R" && pandoc --lua-filter "$ROOT/docs/include.lua" \
+                chapters/ch1_x/ch1.md -o /dev/null) >"$TMP/out" 2>&1; then
+            fail "include.lua took a listing that is not its source's"
+        elif grep -F "include.lua: error: chapters/ch1_x/ch1.md" "$TMP/out" |
+                grep -qF "region 'full'"; then ok
+        else
+            fail "include.lua refused a stale listing without naming it:"
+            sed 's/^/    /' "$TMP/out" >&2
+        fi
+    }
+    refuse 'its line 1 differs' 'int a;' '//> empty' '//< empty' \
+        '//> full' 'int c;' '//< full'
+    refuse 'its link reads line 5, the region is line 6 now' \
+        'int a;' '' '//> empty' '//< empty' '//> full' 'int b;' '//< full'
+    refuse 'it shows 1 line of code, the region has 2' 'int a;' '//> empty' \
+        '//< empty' '//> full' 'int b;' 'int d;' '//< full'
+    printf '%s\n' 'int a;' '//> empty' '//< empty' '//> full' 'int b;' \
+        '//< full' >"$R/chapters/ch1_x/x.c"
     # the captions link to the source files, which must be there
     rm "$R/chapters/ch1_x/x.c"
     "${CHECK[@]}" "$R/docs/site" >"$TMP/out" 2>"$TMP/err"

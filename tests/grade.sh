@@ -121,8 +121,26 @@ echo "grading $dir ($found of ${#rels[@]} exercise files found)"
 paths=$($make -s --no-print-directory grade-paths EXERCISES="$stage")
 runner=${paths% *} exobj=${paths#* }
 
+# The chapters' own code and the tests, which every grading links with:
+# the first grading of a fresh clone builds them (minutes, and later ones
+# reuse them), so it says so and names each folder as it starts on it.
+: > "$log"
+if ! $make -q --no-print-directory grade-libs EXERCISES="$stage" \
+        > /dev/null 2>&1; then
+    echo "building the chapters' code and the tests, once (later gradings" \
+         "reuse them):"
+    $make --no-print-directory grade-libs EXERCISES="$stage" 2>&1 \
+        | tee -a "$log" \
+        | awk '/^  (CC|CXX) / { d = $2; sub(/\/[^\/]*$/, "/", d)
+                               if (d != last) { print "  " d; fflush() }
+                               last = d }'
+fi
 # Each file on its own (-k): a file that does not compile is set aside.
-$make -k --no-print-directory grade-objs EXERCISES="$stage" > "$log" 2>&1
+if ! $make -q --no-print-directory grade-objs EXERCISES="$stage" \
+        > /dev/null 2>&1; then
+    echo "compiling the exercise files (each on its own)"
+fi
+$make -k --no-print-directory grade-objs EXERCISES="$stage" >> "$log" 2>&1
 for rel in "${rels[@]}"; do
     id=$(ex_id "$rel")
     [ -f "$exobj/${rel%.*}.o" ] && continue

@@ -815,6 +815,93 @@ START_TEST(tensor_close_reports_first_and_worst) {
 }
 END_TEST
 
+// tensor_close's hint: got from want by f, with element `keep` left
+// right (-1: none).
+static void hint_case(float *got, const double *want, int n, int keep,
+                      double scale, double shift) {
+    for (int i = 0; i < n; i++)
+        got[i] = (float)(i == keep ? want[i] : scale * want[i] + shift);
+}
+
+START_TEST(tensor_close_names_a_factor_an_offset_or_a_sign) {
+    const double want[6] = {0.5, -1.25, 2.0, 3.5, 0.0, -0.75};
+    float got[6];
+    char msg[768], hint[200];
+    // a factor: every element but the 0 (still 0) is sqrt(3) too large,
+    // as in an attention that lost its 1/sqrt(HS)
+    hint_case(got, want, 6, -1, sqrt(3.0), 0);
+    ck_assert(!tensor_close("dq", got, want, 6, 1e-6, 1e-5, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "5 of 6 elements differ") && strstr(msg,
+                  "; every differing element is 1.7321x the expected value "
+                  "(sqrt(3)): a missing or extra factor?"), "%s", msg);
+    hint_case(got, want, 6, -1, 1 / sqrt(8.0), 0);
+    ck_assert(!tensor_close("y", got, want, 6, 1e-6, 1e-5, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "0.35355x the expected value (1/sqrt(8))"),
+                  "%s", msg);
+    hint_case(got, want, 6, -1, 2.0, 0);         // a whole factor: no name
+    ck_assert(tensor_diff_hint(got, want, 6, 1e-6, 1e-5, hint, sizeof hint));
+    ck_assert_str_eq(hint, "every differing element is 2x the expected "
+                     "value: a missing or extra factor?");
+    // an offset, some elements right (a bias added where it should not)
+    hint_case(got, want, 6, 2, 1, -0.5);
+    ck_assert(!tensor_close("x", got, want, 6, 1e-6, 1e-5, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "; every differing element is the expected "
+                  "value minus 0.5: a constant offset (a term missing or "
+                  "extra?)"), "%s", msg);
+    // a sign (the 0 passes: -0 is 0)
+    hint_case(got, want, 6, -1, -1, 0);
+    ck_assert(!tensor_close("x", got, want, 6, 1e-6, 1e-5, msg, sizeof msg));
+    ck_assert_msg(strstr(msg, "; every differing element is the expected "
+                  "value with the opposite sign: a sign flipped?"), "%s",
+                  msg);
+    // a float reference, and a factor within the rounding of float sums
+    const float want_f[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    const float got_f[4] = {3.0000002f, 6.0f, 8.9999995f, 12.000001f};
+    ck_assert(!tensor_close_f("z", got_f, want_f, 4, 1e-6, 1e-6, msg,
+                              sizeof msg));
+    ck_assert_msg(strstr(msg, "every differing element is 3x"), "%s", msg);
+}
+END_TEST
+
+START_TEST(tensor_close_hints_only_what_holds) {
+    const double want[6] = {0.5, -1.25, 2.0, 3.5, 0.0, -0.75};
+    float got[6];
+    char msg[768], hint[200];
+    // mixed errors: a factor here, an offset there
+    hint_case(got, want, 6, -1, 2.0, 0);
+    got[3] = 3.0f;
+    ck_assert(!tensor_close("x", got, want, 6, 1e-6, 1e-5, msg, sizeof msg));
+    ck_assert_msg(!strstr(msg, "every differing"), "%s", msg);
+    // one or two differing elements share anything: no hint
+    for (int bad = 1; bad <= 2; bad++) {
+        for (int i = 0; i < 6; i++)
+            got[i] = (float)(i < bad ? 2 * want[i] : want[i]);
+        ck_assert(!tensor_close("x", got, want, 6, 1e-6, 1e-5, msg,
+                                sizeof msg));
+        ck_assert_msg(!strstr(msg, "every differing"), "%d: %s", bad, msg);
+    }
+    // the differing elements all expect the same value: a factor and an
+    // offset fit alike, so neither is named
+    const double ones[4] = {1, 1, 1, 1};
+    const float twos[4] = {2, 2, 2, 2};
+    ck_assert(!tensor_diff_hint(twos, ones, 4, 1e-6, 1e-5, hint,
+                                sizeof hint));
+    // a NaN or an infinity among them: nothing to say
+    hint_case(got, want, 6, -1, 2.0, 0);
+    got[1] = NAN;
+    ck_assert(!tensor_diff_hint(got, want, 6, 1e-6, 1e-5, hint, sizeof hint));
+    got[1] = INFINITY;
+    ck_assert(!tensor_diff_hint(got, want, 6, 1e-6, 1e-5, hint, sizeof hint));
+    // random errors
+    const float noise[6] = {0.7f, -1.0f, 2.9f, 3.1f, 0.2f, -0.1f};
+    ck_assert(!tensor_diff_hint(noise, want, 6, 1e-6, 1e-5, hint,
+                                sizeof hint));
+    // and all right: no hint either
+    hint_case(got, want, 6, -1, 1, 0);
+    ck_assert(!tensor_diff_hint(got, want, 6, 1e-6, 1e-5, hint, sizeof hint));
+}
+END_TEST
+
 // loss(x) = sum_i x_i^3 + x_0 x_1, gradient 3 x_i^2 (+ the cross term)
 static double cubic(void *ctx) {
     const float *x = ctx;
@@ -829,7 +916,7 @@ START_TEST(grad_check_passes_and_fails) {
     for (int i = 0; i < 4; i++) g[i] = 3 * x[i] * x[i];
     g[0] += x[1];
     g[1] += x[0];
-    char msg[512];
+    char msg[768];
     ck_assert_msg(grad_check("cubic", cubic, x, x, g, 4, 1e-3, 1e-4, 1e-3,
                              msg, sizeof msg), "%s", msg);
     ck_assert_float_eq(x[2], 2.0f);              // restored exactly
@@ -837,6 +924,16 @@ START_TEST(grad_check_passes_and_fails) {
     ck_assert(!grad_check("cubic", cubic, x, x, g, 4, 1e-3, 1e-4, 1e-3, msg,
                           sizeof msg));
     ck_assert_msg(strstr(msg, "index 2 of 4") != NULL, "%s", msg);
+    ck_assert_msg(!strstr(msg, "every differing"), "one miss: %s", msg);
+    // the whole gradient twice too large (the derivatives are all
+    // different): said so
+    for (int i = 0; i < 4; i++) g[i] = 2 * (3 * x[i] * x[i]);
+    g[0] += 2 * x[1];
+    g[1] += 2 * x[0];
+    ck_assert(!grad_check("cubic", cubic, x, x, g, 4, 1e-3, 1e-4, 1e-3, msg,
+                          sizeof msg));
+    ck_assert_msg(strstr(msg, "; every differing element is 2x the expected "
+                         "value: a missing or extra factor?"), "%s", msg);
 }
 END_TEST
 
@@ -950,6 +1047,7 @@ Suite *common_suite(void) {
     tcase_add_test(tc, gemm_same_on_any_thread_count);
     tcase_add_test(tc, gemm_tiles_against_the_definition);
     tcase_add_test(tc, gemm_tiles_same_on_any_thread_count);
+    tcase_add_test(tc, gemv_rows_against_the_definition);
     tcase_add_test(tc, gemm_allocates_only_once);
     suite_add_tcase(s, tc);
     tc = tcase_new("flags", "common");
@@ -977,6 +1075,8 @@ Suite *common_suite(void) {
     suite_add_tcase(s, tc);
     tc = tcase_new("runtime", "common");
     tcase_add_test(tc, tensor_close_reports_first_and_worst);
+    tcase_add_test(tc, tensor_close_names_a_factor_an_offset_or_a_sign);
+    tcase_add_test(tc, tensor_close_hints_only_what_holds);
     tcase_add_test(tc, grad_check_passes_and_fails);
     tcase_add_test(tc, format_duration_units);
     tcase_add_test(tc, progress_plain_lines);
@@ -988,4 +1088,3 @@ Suite *common_suite(void) {
     suite_add_tcase(s, tc);
     return s;
 }
-    tcase_add_test(tc, gemv_rows_against_the_definition);

@@ -3,9 +3,10 @@
 # that instructors really get; run by `make check` after the Check suites,
 # with OBJ the build's object folder (build/cc).
 # A copy of solutions/ in a folder whose name has a space, with one file
-# deleted, one that does not compile, one that does not link and two that
-# give wrong answers, chapter 8's .cu files (one renamed, one that does not
-# compile); the wrong level and an empty folder; a run of one test case.
+# deleted, one that does not compile, one that does not link and four that
+# give wrong answers (two of them with the hints their messages must give),
+# chapter 8's .cu files (one renamed, one that does not compile); the
+# wrong level and an empty folder; a run of one test case.
 # Then, from a student's tree whose exercises/ holds answers and a file
 # that does not compile (tests/student_tree.sh): the stubs score 0, and
 # that exercises/ graded; a run of one test case where no stub can stand
@@ -72,6 +73,13 @@ echo '__global__ void broken() { return 1 }' >> "$ex/ch8/ex8_3_matmul.cu"  # 0 o
 # ex_decode returns 2 where it should return 0: a Check assertion fails
 tac "$ex/ch1/ex1_1_vocab.c" | sed '0,/return 0;/s//return 2;/' | tac \
     > "$tmp/v.c" && mv "$tmp/v.c" "$ex/ch1/ex1_1_vocab.c"
+# attention backward without its 1/sqrt(HS): the messages name the factor
+sed -i 's|double scale = 1.0 / sqrt((double)HS);|double scale = 1.0;|' \
+    "$ex/ch2/ex2_5_backward.c"                                      # 0 of 4
+# the softmax kernel without the barrier between its tree's levels: the
+# messages name a missing __syncthreads                              0 of 3
+sed -i '/this level is done before the next reads it/d' \
+    "$ex/ch8/ex8_2_softmax.cu"
 rm -f "$out/results.json"
 grade "$ex" || fail "grading '$ex' exited with $?"
 cp "$tmp/log" "$tmp/log1"
@@ -86,8 +94,10 @@ else
     [ "$(score 5.6)" = 3 ] || fail "5.6 scored $(score 5.6), not 3"
     [ "$(score 8.1)" = 2 ] || fail "8.1 as ex8_1_my_gelu.cu scored $(score 8.1)"
     [ "$(score 8.3)" = 0 ] || fail "8.3 with a syntax error scored $(score 8.3)"
-    [ "$(total "$out/results.json")" = 118.5 ] \
-        || fail "total $(total "$out/results.json"), not 132 - 13.5"
+    [ "$(score 2.5)" = 0 ] || fail "2.5 without 1/sqrt(HS) scored $(score 2.5)"
+    [ "$(score 8.2)" = 0 ] || fail "8.2 without a barrier scored $(score 8.2)"
+    [ "$(total "$out/results.json")" = 111.5 ] \
+        || fail "total $(total "$out/results.json"), not 132 - 20.5"
     j=$out/results.json
     has "$j" \
         '"output": "does not compile: 0 of 3 tests passed\\n.*ch2/ex2_1_softmax.c:[0-9:]* error: expected' \
@@ -99,6 +109,10 @@ else
     call='ex_decode(&v, ids, n, back)'
     has "$j" "expected $call == 0, got $call == 2" \
         "a Check assertion reads as expected/got"
+    has "$j" 'every differing element is 1\.7321x the expected value (sqrt(3)): a missing or extra factor' \
+        "2.5's output names the missing factor"
+    has "$j" 'test \\"matches chapter 2\\".*: a result that changes with the order the threads run in means a missing __syncthreads' \
+        "8.2's output names a missing __syncthreads"
     if grep -q -e "$tmp" -e "$PWD" -e '[ "(]/[a-z]' "$j"; then
         fail "an absolute path in $j: $(grep -o -m 1 -e "$tmp" -e "$PWD" \
               -e '[ "(]/[a-z][^ ]*' "$j" | head -n 1)"

@@ -42,7 +42,8 @@ void ex_split(const int *ids, size_t n, double train_frac, Split *train,
 // every adjacent pair ids[i] = a, ids[i+1] = b.
 void ex_bigram_count(long *counts, const int *ids, size_t n, int V);
 // The mean of -ln P(ids[i+1] | ids[i]) over the n - 1 pairs, where
-// P(b | a) = (counts[a*V+b] + alpha) / (sum_c counts[a*V+c] + alpha*V).
+// P(b | a) = (counts[a*V+b] + alpha) / (sum_c counts[a*V+c] + alpha*V);
+// NAN (math.h) when n < 2, which has no pair to average.
 double ex_bigram_loss(const long *counts, int V, const int *ids, size_t n,
                       double alpha);
 

@@ -62,9 +62,13 @@ void ex_top_k(float *logits,   // (V,) in place
 // keep the shortest prefix of that order whose total is >= p (a double
 // total is safest), set every other probability to 0, and divide the kept
 // ones by their total, so the row sums to 1 again.
-//   p >= 1: keep every token (just renormalise);
+//   p >= 1: keep every token, and leave the row as it is (chapter 5's
+//       top_p_filter returns at once: the row sums to 1 already, so
+//       dividing by its total anyway changes no more than rounding, and
+//       passes too);
 //   p <= 0: keep only the first token of the order;
-//   if rounding leaves the total of all V below p, keep every token.
+//   if rounding leaves the total of all V below p, keep every token (and
+//       divide by that total, as above).
 // Example: {0.125, 0.5, 0.125, 0.25} with p = 0.75 keeps tokens 1 and 3
 // (0.5 + 0.25 reaches 0.75 exactly): {0, 2/3, 0, 1/3}; a p just above
 // 0.75 adds token 0 (the lower index of the tied pair).

@@ -905,6 +905,10 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
     prof_on = false;
     progress_end(&pr);
     release_sigint();
+    // a new run of --steps 0 (it evaluates and samples what it made or
+    // loaded) saves that too, as its report says
+    if (*o->out && c->steps == 0 && t->step == 0 && out->exit_code == 0)
+        save_checkpoint(r, o);
     if (stop) {
         out->exit_code = 130;   // the shell's code for a Ctrl-C
         if (*o->out)

@@ -147,8 +147,11 @@ int ex_greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
 // S, k, err) gives each source b the rows b*k .. b*k+k-1. Limits as in
 // 7.5. A hypothesis y is a list of tokens after <bos>; log P(y) is the sum
 // of its tokens' log-probabilities, each z_v - lse of the logits z of the
-// step that chose it, with lse = max + log(sum exp(z - max)), all in
-// double. A finished hypothesis scores
+// step that chose it, with lse = max + log(sum exp(z - max)), summed in
+// double (log P too). beam_decode takes the exponentials themselves in
+// float (exp_fast, vectorised), which moves lse by about 1e-7, the same
+// for every token of a row; exponentials in double are as good, and both
+// pass: scores are compared to 1e-6 relative. A finished hypothesis scores
 //     score = log P / n^alpha     (alpha = dc->alpha, in double)
 // where n counts its tokens AND its <eos> if it ended with one.
 //
@@ -161,8 +164,13 @@ int ex_greedy_decode(const Seq2Seq *m, Seq2SeqState *st, const int *src,
 //      the 2k best (fewer if there are fewer), ordered: higher log P
 //      first, then lower r, then lower v.
 //   2. walk them in that order while fewer than k new beams are made.
-//      The i-th (i = 0, 1, ...) with v == eos: if i < k, the row's t tokens
-//      finish WITH <eos> (n = t + 1); if i >= k it is skipped. Any other
+//      The i-th candidate (i = 0, 1, ... its place in the list, whatever
+//      the tokens before it) with v == eos: if i < k, the row's t tokens
+//      finish WITH <eos> (n = t + 1); if i >= k it is skipped. (Counting
+//      only the <eos> candidates instead gives the same answers, and
+//      passes: an <eos> at place k or later is reached only after an
+//      <eos> at a place below k, of the same length and a log P at least
+//      as large, which it cannot beat in step 3.) Any other
 //      becomes new beam number n_new (row b*k + n_new) of t + 1 tokens:
 //      parent r, log P the candidate's; if t + 1 >= limit it finishes
 //      there WITHOUT <eos> (n = t + 1, and the row is not live), else it
@@ -211,7 +219,8 @@ void ex_bleu_ngram_stats(long counts[4],             // out
 // Then the corpus: from counts and totals summed over every sentence and
 // the corpus lengths c = sys_len and r = ref_len (in words), return the
 // score in percent and write the precisions (percent) and *bp:
-//   *bp = 1 when c >= r; exp(1 - r / c) when 0 < c < r; 0 when c = 0.
+//   *bp = 1 when c >= r (c = r = 0 included); exp(1 - r / c) when
+//   0 < c < r; 0 when c = 0 < r.
 //   When every count is 0: all precisions 0, return 0.
 //   For n = 1, 2, 3, 4 in order, stopping at the first n whose total is 0
 //   (its precision and those after it stay 0):
@@ -236,10 +245,13 @@ double ex_bleu_score(double precisions[4],           // out, percent
 //      smallest a, then the smallest b;
 //   3. in every word, replace each (a, b) by new_id from left to right
 //      without overlap (5 5 5 becomes new_id 5), and shorten lens[w].
-// Write a and b to pair[0] and pair[1] and return the pair's count. When
-// no word has two symbols, return 0 and change nothing. bpe.c's learner
-// does this for thousands of merges with counts kept up to date; here
-// you count from scratch (in any way: sorting the pairs is one).
+// Write a and b to pair[0] and pair[1] and return the pair's count. A
+// pair seen only once is merged too: when to stop is the caller's choice
+// (bpe.c's learner stops before a pair seen fewer than twice, and so
+// does the tests' loop that repeats this step). When no word has two
+// symbols, return 0 and change nothing. bpe.c's learner does this for
+// thousands of merges with counts kept up to date; here you count from
+// scratch (in any way: sorting the pairs is one).
 long ex_bpe_merge_step(int *const *syms, int *lens, const long *freqs,
                        int n_words, int new_id, int pair[2]);
 

@@ -15,6 +15,7 @@
 #include "json.h"
 #include "mem.h"
 #include "pairs.h"
+#include "plotdata.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors.h"
@@ -68,6 +69,7 @@ typedef struct {
     int save_every, stop_at_step;
     float alpha, minutes;
     const char *save, *checkpoint, *translate, *translate_file;
+    const char *plot_data;
     const char *out, *resume, *log;
     bool quiet, overwrite;
 } Options;
@@ -159,6 +161,10 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
          "(with --checkpoint)"},
         {"translate-file", FLAG_STRING, &o->translate_file, "translate every "
          "line of this file to standard output (with --checkpoint)"},
+        {"plot-data", FLAG_STRING, &o->plot_data, "with --translate: also "
+         "write the cross-attention of its translation (the last decoder "
+         "layer, the mean of the heads) into this folder, as "
+         "translation_attention.csv (chapter 7's figure)"},
     };
     const FlagRange range[] = {
         {"merges", .lo = 0, .hi = 100000},
@@ -196,7 +202,7 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
     const struct { const char *name; const char *const *value; } maybe[] = {
         {"save", &o->save}, {"checkpoint", &o->checkpoint},
         {"translate", &o->translate}, {"translate-file", &o->translate_file},
-        {"out", &o->out}, {"resume", &o->resume}, {"log", &o->log},
+        {"plot-data", &o->plot_data}, {"out", &o->out}, {"resume", &o->resume}, {"log", &o->log},
     };
     for (size_t i = 0; i < sizeof maybe / sizeof maybe[0]; i++)
         if (flags_given(maybe[i].value) && **maybe[i].value == 0)
@@ -210,6 +216,8 @@ static void parse_flags(int argc, char **argv, Options *o, TrainConfig *t) {
         flags_fail("--checkpoint translates and --resume trains: give one");
     if (*o->checkpoint && !*o->translate && !*o->translate_file)
         flags_fail("--checkpoint needs --translate or --translate-file");
+    if (*o->plot_data && !*o->translate)
+        flags_fail("--plot-data needs --checkpoint FILE --translate TEXT");
     if (o->overwrite && !flags_given(&o->out))
         flags_fail("--overwrite replaces the run saved in --out DIR: give "
                    "--out too");
@@ -380,8 +388,74 @@ static char **translate_corpus(const Seq2Seq *m, const Bpe *bpe,
 
 // ---- translating with a saved model -----------------------------------------
 
+// A token as a label of the figure's CSV: a piece that starts a word
+// without its space, one that goes on with a word after a '-' (unless it
+// is punctuation), a special token as bpe_token_text names it. A ',' is
+// quoted, so that gnuplot reads it as one field; a '"' is written ''.
+static void plot_piece(FILE *f, const Bpe *bpe, int id, bool first) {
+    char text[256];
+    bpe_token_text(bpe, id, text, sizeof text);
+    const char *s = text, *space = "\xe2\x96\x81";   // '▁', a space
+    bool starts = strncmp(s, space, 3) == 0;
+    if (starts) s += 3;
+    bool letter = (unsigned char)*s >= 0x80 || (*s >= '0' && *s <= '9')
+                  || ((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z');
+    bool comma = strchr(s, ',') != NULL;
+    if (comma) fputc('"', f);
+    if (!starts && !first && letter && id >= BPE_ALPHA) fputc('-', f);
+    for (; *s; s++) {
+        if (*s == '"') fputs("''", f);
+        else fputc(*s, f);
+    }
+    if (comma) fputc('"', f);
+}
+
+// The cross-attention of the last decoder layer while the model writes
+// out[0 .. n) for the source src[0 .. S), the mean of the heads, into
+// dir/translation_attention.csv: a row per (output, source) pair. The
+// decoder reads <bos> and the translation (teacher forcing on its own
+// output), so row t holds the weights with which it predicted out[t]
+// (<eos> after the last, unless the translation fills max_len).
+static void plot_translation(const Seq2Seq *m, const Bpe *bpe,
+                             const int *src, int S, const int *out, int n,
+                             const char *dir) {
+    Error err;
+    int T = n + 1 > m->cfg.max_len ? m->cfg.max_len : n + 1;
+    int NH = m->cfg.n_head;
+    int *tin = xmalloc((size_t)T * sizeof *tin);
+    tin[0] = TOK_BOS;
+    memcpy(tin + 1, out, (size_t)(T - 1) * sizeof *tin);
+    Seq2SeqActs a;
+    if (seq2seq_acts_alloc(&a, &m->cfg, 1, S, T, &err) != 0
+        || seq2seq_forward(m, &a, src, tin, NULL, 1, S, T, 0, false, NULL,
+                           NULL, &err) != 0)
+        die("%s", err.msg);
+    const float *att = seq2seq_cross_weights(&a, m->cfg.n_dec - 1);
+    const char *name = "translation_attention.csv";
+    FILE *f = plot_csv_open(dir, name, "output,source,predicts,"
+                            "source_token,weight", &err);
+    if (!f) die("%s", err.msg);
+    for (int t = 0; t < T; t++)
+        for (int s = 0; s < S; s++) {
+            double w = 0;
+            for (int h = 0; h < NH; h++)
+                w += att[((size_t)h * T + t) * S + s];
+            fprintf(f, "%d,%d,", t, s);
+            plot_piece(f, bpe, t < n ? out[t] : TOK_EOS, t == 0);
+            fputc(',', f);
+            plot_piece(f, bpe, src[s], s == 0);
+            fprintf(f, ",%.6f\n", w / NH);
+        }
+    if (plot_csv_close(f, dir, name, &err) != 0) die("%s", err.msg);
+    seq2seq_acts_free(&a, &m->cfg);
+    free(tin);
+}
+
 static int translate_saved(const Options *o) {
     Error err;
+    // a folder that cannot take the figure's data fails before the work
+    if (*o->plot_data && plot_dir_check(o->plot_data, &err) != 0)
+        die("%s", err.msg);
     Seq2Seq m;
     char *vocab = NULL;
     if (seq2seq_load(o->checkpoint, &m, NULL, &vocab, &err) != 0)
@@ -431,6 +505,9 @@ static int translate_saved(const Options *o) {
     MemPlan p;   // the model is loaded: the translation's memory
     mem_plan_begin(&p);
     mem_plan_phase(&p, translate_batch_floats(&m.cfg, n, S, dc.beam, batch));
+    if (*o->plot_data)   // after it: one sentence's forward pass
+        mem_plan_phase(&p, seq2seq_acts_floats(&m.cfg, 1, S,
+                                               m.cfg.max_len));
     if (mem_plan_check(&p, "lower --beam, or fewer lines at once",
                        &err) != 0)
         error_exit(2, err.msg);
@@ -444,6 +521,9 @@ static int translate_saved(const Options *o) {
         printf("%s\n", s);
         free(s);
     }
+    if (*o->plot_data)
+        plot_translation(&m, &bpe, ids, off[1], out, out_off[1],
+                         o->plot_data);
     free(out);
     free(out_off);
     free(ids);
@@ -946,7 +1026,8 @@ int mt_main(int argc, char **argv) {
                  .smoothing = 0.1f, .eval_every = 0, .show = 5, .beam = 4,
                  .alpha = 1.0f, .threads = 0, .print_every = 50,
                  .save = "", .checkpoint = "", .translate = "",
-                 .translate_file = "", .out = "", .resume = "", .log = ""};
+                 .translate_file = "", .plot_data = "", .out = "",
+                 .resume = "", .log = ""};
     TrainConfig tc = {.batch = 1, .steps = 0,
                       .adamw = {0.9f, 0.98f, 1e-9f, 0.01f},
                       .grad_clip = 1.0f, .eval_every = 0, .eval_iters = 1,

@@ -1,8 +1,8 @@
 // ch8_exercises.h - the exercises of chapter 8: five kernels, each with
 // the host function that launches it. Your answers go in exercises/ch8/
 // (one .cu file per exercise: CUDA C++, which this project builds under
-// the host emulation of emu.h, so no GPU is needed to do them or to grade
-// them); `make check EXERCISES=exercises` grades them, and
+// the host emulation of emu/emu.h, so no GPU is needed to do them or to
+// grade them); `make check EXERCISES=exercises` grades them, and
 // tests/ch8/test_ex8.c holds you to the contracts below.
 //
 // Every pointer is a DEVICE pointer (cuda_alloc_floats); tensors are
@@ -16,10 +16,11 @@
 //
 // The tests run each kernel several times: with the block's threads all
 // at once (as on a GPU), and one thread at a time in three orders
-// (emu_schedule.h), where a missing __syncthreads gives wrong numbers
-// every time rather than now and then. Writing past the end of an output
-// fails; so does a value read from shared memory that nobody wrote (the
-// emulator fills dynamic shared memory with NaN). Calling this chapter's
+// (emu/emu_schedule.h), where a missing __syncthreads gives wrong numbers
+// every time rather than now and then; a result that changes with the
+// order is named as a missing __syncthreads. Writing past the end of an
+// output fails; so does a value read from shared memory that nobody wrote
+// (the emulator fills dynamic shared memory with NaN). Calling this chapter's
 // own kernels (gelu_forward_cuda, ...) would pass and teach nothing.
 #ifndef CH8_EXERCISES_H
 #define CH8_EXERCISES_H

@@ -1,5 +1,5 @@
 // cuda_rt.h - what every .cu file of this chapter includes: CUDA itself
-// (or, without nvcc, the host emulation of emu.h), error checks that name
+// (or, without nvcc, the host emulation of emu/emu.h), error checks that name
 // the call and its file line, and the one launcher through which every
 // kernel starts, so that the same source builds for both.
 //
@@ -8,7 +8,10 @@
 // is kernel<<<grid, block, shared_bytes, cuda_stream()>>>(args...) with
 // nvcc, followed by
 // a check of the launch, and the emulator's emu_launch otherwise.
-// SHARED_ARRAY(float, buf) declares the launch's dynamic shared memory.
+// SHARED_ARRAY(float, buf) declares the launch's dynamic shared memory,
+// 32-byte aligned: an extern __shared__ array promises the compiler only
+// its type's alignment, and the warp matrix API's loads and stores need
+// 32 bytes (the emulation's buffer is aligned the same way).
 // This header is C++ (.cu files only); C code includes the .cuh headers.
 #ifndef CH8_CUDA_RT_H
 #define CH8_CUDA_RT_H
@@ -17,7 +20,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #else
-#include "emu.h"
+#include "emu/emu.h"
 #endif
 
 #include <stddef.h>
@@ -53,7 +56,7 @@ extern "C" {
         CUDA_CHECK(cudaGetLastError());                                   \
         cuda_count_write();                                               \
     } while (0)
-#define SHARED_ARRAY(type, name) extern __shared__ type name[]
+#define SHARED_ARRAY(type, name) extern __shared__ __align__(32) type name[]
 #else
 #define LAUNCH(kernel, grid, block, shmem, ...)                           \
     do {                                                                  \

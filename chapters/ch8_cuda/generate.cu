@@ -43,15 +43,24 @@ static int gpu_fill(void *self, const int *ids, int n, Error *err) {
 }
 //< gpu-fill
 
+int generate_cuda_window(const GptConfig *c, int n_prompt,
+                         const GenOptions *o) {
+    if (o->max_new_tokens <= 0) return 0;
+    // the last window holds every id but the newest
+    long n = (long)n_prompt + o->max_new_tokens - 1;
+    return n < c->block_size ? (int)n : c->block_size;
+}
+
 int generate_cuda(const GptCuda *m, GptCudaActs *a, const int *prompt,
                   int n_prompt, int *out, const GenOptions *o,
                   TokenFn on_token, void *ctx, GenStats *stats, Error *err) {
     const GptConfig *c = &m->cfg;
     // refused before any token is written, not at the first long window
-    if (!layout_fits(1, c->block_size, a->B, a->T))
+    int T = generate_cuda_window(c, n_prompt, o);
+    if (T > 0 && !layout_fits(1, T, a->B, a->T))
         return error_set(err, "generate: GPU activations allocated for "
-                         "B=%d T=%d cannot hold a window of block_size=%d "
-                         "tokens", a->B, a->T, c->block_size);
+                         "B=%d T=%d cannot hold a window of %d tokens "
+                         "(block_size=%d)", a->B, a->T, T, c->block_size);
     GpuSource s = {m, a, (float *)xmalloc((size_t)c->vocab_size
                                           * sizeof(float))};
     LogitsSource src = {&s, c->vocab_size, c->block_size, s.logits,

@@ -12,8 +12,10 @@ extern "C" {
 #endif
 
 // As generate(), with the model m on the device and the activations a to
-// run it in (the trainer's: they must hold B=1 and T=block_size, which
-// layout_fits allows for any batch of full-length sequences). prompt and
+// run it in: they must hold one sequence of the longest window the
+// generation runs (generate_cuda_window), which layout_fits allows in a
+// batch of full-length sequences for any generation, and in a batch of
+// shorter windows (chapter 9's --window) for a short one. prompt and
 // out are host arrays. o->use_cache is ignored: there is no cache here.
 // The pass overwrites a's last forward pass (a training step makes its
 // own). Returns 0, or -1 with a message (bad options, a bad id, or
@@ -21,6 +23,13 @@ extern "C" {
 int generate_cuda(const GptCuda *m, GptCudaActs *a, const int *prompt,
                   int n_prompt, int *out, const GenOptions *o,
                   TokenFn on_token, void *ctx, GenStats *stats, Error *err);
+
+// The longest window that generate_cuda runs through the model for a
+// prompt of n_prompt ids and the options o: with no cache, every window
+// up to the text's length less its last token, at most block_size (0
+// when it writes no token).
+int generate_cuda_window(const GptConfig *c, int n_prompt,
+                         const GenOptions *o);
 
 #ifdef __cplusplus
 }

@@ -204,6 +204,20 @@ size_t gpt_cuda_acts_floats(const GptConfig *cfg, int B, int T, bool flash,
     return n;
 }
 
+size_t gpt_cuda_acts_bytes(const GptConfig *cfg, int B, int T, bool flash,
+                           bool dropout) {
+    size_t bytes = gpt_cuda_acts_floats(cfg, B, T, flash, dropout)
+                   * sizeof(float) + 2 * (size_t)B * T * sizeof(int);
+    if (!gemm_bf16()) return bytes;
+    GptCudaActs a;
+    memset(&a, 0, sizeof a);
+    a.blocks = (BlockCacheCuda *)xcalloc((size_t)cfg->n_layer + 1,
+                                         sizeof *a.blocks);
+    bytes += acts_bf16(&a, cfg, B, T, flash, NULL) * sizeof(uint16_t);
+    free(a.blocks);
+    return bytes;
+}
+
 int gpt_cuda_acts_alloc(GptCudaActs *a, const GptConfig *cfg, int B, int T,
                         bool flash, bool dropout, Error *err) {
     memset(a, 0, sizeof *a);

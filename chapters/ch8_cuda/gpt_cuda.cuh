@@ -76,6 +76,10 @@ int gpt_cuda_acts_alloc(GptCudaActs *a, const GptConfig *cfg, int B, int T,
 // The floats it allocates, without allocating (for the memory report).
 size_t gpt_cuda_acts_floats(const GptConfig *cfg, int B, int T, bool flash,
                             bool dropout);
+// All the bytes it allocates: those floats, the batch's ids and targets,
+// and in bf16 mode (gemm_bf16, as the allocation reads it) the copies.
+size_t gpt_cuda_acts_bytes(const GptConfig *cfg, int B, int T, bool flash,
+                           bool dropout);
 void gpt_cuda_acts_free(GptCudaActs *a);
 
 //> gpt-cuda-api

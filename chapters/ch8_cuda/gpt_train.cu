@@ -10,7 +10,10 @@ extern "C" {
 #include "crossentropy.cuh"
 #include "error.h"
 #include "gemm.cuh"
+#include "generate.cuh"
 #include "gpt_train.cuh"
+#include "layout.h"
+#include "linear.cuh"
 #include "mem.h"
 #include "optim.cuh"
 }
@@ -20,6 +23,7 @@ int gpt_train_cuda_init(GptTrainCuda *g, GptTrain *host, bool flash,
     memset(g, 0, sizeof *g);
     const GptConfig *c = &host->model.cfg;
     g->host = host;
+    g->flash = flash;
     g->host_tm = gpt_train_model(host);
     if (gpt_cuda_create(&g->dev, &host->model, err) != 0) return -1;
     if (gpt_cuda_acts_alloc(&g->acts, c, host->B, host->T, flash,
@@ -51,6 +55,7 @@ int gpt_train_cuda_init(GptTrainCuda *g, GptTrain *host, bool flash,
 void gpt_train_cuda_free(GptTrainCuda *g) {
     cuda_graph_free(g->graph);
     gpt_cuda_acts_free(&g->acts);
+    if (g->sample.mem) gpt_cuda_acts_free(&g->sample);
     gpt_cuda_free(&g->dev);
     cuda_free(g->m);
     cuda_free(g->v);
@@ -188,4 +193,68 @@ TrainModel gpt_train_cuda_model(GptTrainCuda *g) {
     tm.sync = sync;
     tm.load = load;
     return tm;
+}
+
+// ---- samples ---------------------------------------------------------------
+
+//> gpu-samples-cuda
+int gpt_train_cuda_generate(GptTrainCuda *g, const int *prompt,
+                            int n_prompt, int *out, const GenOptions *o,
+                            TokenFn on_token, void *ctx, GenStats *stats,
+                            Error *err) {
+    const GptConfig *c = &g->dev.cfg;
+    int T = generate_cuda_window(c, n_prompt, o);
+    GptCudaActs *a = &g->acts;
+    if (T > 0 && !layout_fits(1, T, a->B, a->T)) {   // the batch's: too
+        a = &g->sample;                               // short a window
+        if (!a->mem || a->T < T) {   // none yet, or too short: (re)made
+            if (a->mem) gpt_cuda_acts_free(a);
+            if (gpt_cuda_acts_alloc(a, c, 1, T, g->flash, false, err) != 0)
+                return -1;
+        }
+    }
+    return generate_cuda(&g->dev, a, prompt, n_prompt, out, o, on_token,
+                         ctx, stats, err);
+}
+//< gpu-samples-cuda
+
+// ---- the memory it takes ---------------------------------------------------
+
+// The most floats of an operand that a product casts to bf16 in bf16
+// mode: the head's (wte, its logits and their gradient), a layer's
+// widest activation or weight, and on the (T, T) path the weights.
+static size_t largest_operand(const GptConfig *c, int B, int T,
+                              bool flash) {
+    size_t bt = (size_t)B * T, C = (size_t)c->n_embd, F = (size_t)c->n_ffn;
+    size_t V = (size_t)c->vocab_size, att = (size_t)B * c->n_head * T * T;
+    size_t n[] = {V * C, bt * V, bt * F, F * C, 3 * bt * C, flash ? 0 : att};
+    size_t most = 0;
+    for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
+        if (n[i] > most) most = n[i];
+    return most;
+}
+
+size_t gpt_train_cuda_bytes(const GptConfig *c, int B, int T, bool flash,
+                            int sample_T) {
+    size_t P = gpt_param_count(c), bt = (size_t)B * T, f = sizeof(float);
+    size_t C = (size_t)c->n_embd, F = (size_t)c->n_ffn;
+    bool dropout = c->dropout > 0;
+    // the weights, their gradients and AdamW's two moments; a sinusoidal
+    // table (the weights' layout has no room for it)
+    size_t bytes = 4 * P * f;
+    if (c->positional == POS_SINUSOIDAL) bytes += (size_t)c->block_size * C
+                                                 * f;
+    bytes += gpt_cuda_acts_bytes(c, B, T, flash, dropout);
+    if (sample_T > 0 && !layout_fits(1, sample_T, B, T))
+        bytes += gpt_cuda_acts_bytes(c, 1, sample_T, flash, false);
+    // the loss's rows; the column sums' chunks (a bias's, or a small
+    // vocabulary's embedding); the fused attention's row dots
+    size_t cols = 3 * C > F ? 3 * C : F;
+    if (c->vocab_size <= 256 && (size_t)c->vocab_size * C > cols)
+        cols = (size_t)c->vocab_size * C;
+    bytes += bt * f + (size_t)column_chunks(B * T).chunks * cols * f;
+    if (flash) bytes += bt * c->n_head * f;
+    // bf16 mode: three copies, each of room for the largest operand
+    if (gemm_bf16()) bytes += 3 * largest_operand(c, B, T, flash) * 2;
+    return bytes + CUDA_BLAS_WORKSPACE_BYTES;
 }

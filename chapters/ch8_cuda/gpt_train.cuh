@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 
+#include "generate.h"
 #include "gpt_cuda.cuh"
 #include "gpt_train.h"
 #include "optim.cuh"
@@ -43,6 +44,12 @@ typedef struct {
     float max_norm;
     bool stepped;         // forward ran the whole step: backward and clip
     double norm;          //   have nothing left to do; clip returns this
+    // The samples' activations, one sequence, when the batch's cannot
+    // hold a sample's longest window: chapter 9's batches are windows of
+    // 64 tokens of GPT-2's 1,024, its samples 100 tokens long. Allocated
+    // at the first such sample, again larger for a longer one.
+    bool flash;
+    GptCudaActs sample;   // (sample.mem NULL: none yet)
 } GptTrainCuda;
 
 // Copies host's model to the device and allocates the activations for its
@@ -60,6 +67,27 @@ int gpt_train_cuda_set_graph(GptTrainCuda *g, bool on, Error *err);
 
 // The TrainModel of g (params and grads are the host's buffers).
 TrainModel gpt_train_cuda_model(GptTrainCuda *g);
+
+// A sample from g's model as it is now: generate_cuda (generate.cuh) in
+// the batch's activations when they hold its longest window, else in
+// g->sample. As generate()'s arguments, less the model.
+int gpt_train_cuda_generate(GptTrainCuda *g, const int *prompt,
+                            int n_prompt, int *out, const GenOptions *o,
+                            TokenFn on_token, void *ctx, GenStats *stats,
+                            Error *err);
+
+// The bytes of device memory that a run of the model c, with batches of
+// B x T and samples of windows up to sample_T tokens, takes on the GPU
+// (flash: the fused attention), with gemm_bf16 as it is now: what
+// gpt_train_cuda_init allocates (the weights, their gradients, AdamW's
+// moments, the batch's activations) and what the steps and samples grow
+// as they go (a sample's activations, the loss's, the column sums' and
+// the fused attention's scratch, bf16 mode's copies of the products'
+// operands, cuBLAS's workspace). Computed before any of it is allocated,
+// to refuse a run that does not fit with one line rather than fail at
+// an allocation in its first step.
+size_t gpt_train_cuda_bytes(const GptConfig *c, int B, int T, bool flash,
+                            int sample_T);
 
 #ifdef __cplusplus
 }

@@ -17,14 +17,19 @@
 //      grid-stride share of g: each thread in its own double, then a
 //      tree in shared memory; block b writes partial b.
 //   2. One block adds the partials the same way, and the host takes the
-//      square root, as the CPU does.
+//      square root, as the CPU does. (When the device clips, for a graph,
+//      this block's thread 0 also works out the clipping factor, in
+//      double as the host would, once: the scale kernel's threads read
+//      one float, and do no double arithmetic, which many GPUs run at
+//      1/32 or 1/64 of their float speed.)
 // A float times a float is exact in double, so every square is exact and
 // only the additions round: the GPU and the CPU then differ by at most n
 // roundings of a double (about n * 1.1e-16 of the sum), which is what
 // kcheck.cu allows. Double arithmetic costs little here: the kernel
 // waits on memory, one float read per multiply-add.
-// The partials live in a scratch array of NORM_MAX_BLOCKS + 1 doubles,
-// allocated on the first call and kept until the program ends.
+// The partials live in a scratch array of NORM_MAX_BLOCKS + 2 doubles
+// (the partials, the total, the clipping factor as a float), allocated on
+// the first call and kept until the program ends.
 #include "cuda_rt.h"
 
 #include <math.h>
@@ -149,13 +154,23 @@ __global__ void sumsq_partial_kernel(double *partial, const float *g,
     if (threadIdx.x == 0) partial[blockIdx.x] = sum;
 }
 
-// Pass 2, one block: *total = the sum of the `parts` partials.
-__global__ void sum_partials_kernel(double *total, const double *partial,
-                                    int parts) {
+// Pass 2, one block: *total = the sum of the `parts` partials. With
+// coef (the device clips), thread 0 also sets *coef to clip_grad_norm's
+// factor max_norm / (norm + 1e-6), computed in double as the host does
+// (the same bits), or to 1 when that is not below 1.
+__global__ void sum_partials_kernel(double *total, float *coef,
+                                    const double *partial, int parts,
+                                    float max_norm) {
     double acc = 0;
     for (int b = threadIdx.x; b < parts; b += NORM_THREADS) acc += partial[b];
     double sum = block_sum(acc);
-    if (threadIdx.x == 0) *total = sum;
+    if (threadIdx.x == 0) {
+        *total = sum;
+        if (coef) {
+            double c = max_norm / (sqrt(sum) + 1e-6);
+            *coef = c < 1 ? (float)c : 1.0f;
+        }
+    }
 }
 //< norm-cuda
 
@@ -165,56 +180,54 @@ __global__ void scale_kernel(float *g, size_t n, float s) {
     if (i < n) g[i] *= s;
 }
 
-static double *norm_scratch;   // the partials, then the total
+static double *norm_scratch;   // the partials, the total, the factor
 
-double grad_norm_cuda(const float *g, size_t n) {
-    if (n == 0) return 0.0;
-    if (!norm_scratch)
-        CUDA_CHECK(cudaMalloc((void **)&norm_scratch,
-                              (NORM_MAX_BLOCKS + 1) * sizeof(double)));
-    unsigned blocks = ceil_div(n, NORM_THREADS * NORM_PER_THREAD);
-    if (blocks > NORM_MAX_BLOCKS) blocks = NORM_MAX_BLOCKS;
-    double *total = norm_scratch + NORM_MAX_BLOCKS;
-    LAUNCH(sumsq_partial_kernel, blocks, NORM_THREADS, 0, norm_scratch, g,
-           n);
-    LAUNCH(sum_partials_kernel, 1, NORM_THREADS, 0, total, norm_scratch,
-           (int)blocks);
-    double sum;
-    CUDA_CHECK(cudaMemcpy(&sum, total, sizeof sum, cudaMemcpyDeviceToHost));
-    return sqrt(sum);
-}
-
-// g[i] *= coef when coef = max_norm / (norm + 1e-6) is below 1, norm
-// being the square root of *total: clip_grad_norm_cuda's rule, decided
-// on the device. Every thread computes coef itself, in double as the
-// host does: the same bits.
-__global__ void clip_scale_kernel(float *g, size_t n, const double *total,
-                                  float max_norm) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    double coef = max_norm / (sqrt(*total) + 1e-6);
-    if (i < n && coef < 1) g[i] *= (float)coef;
+// The clipping factor's slot: a float in the scratch's last double.
+static float *clip_coef(void) {
+    return (float *)(norm_scratch + NORM_MAX_BLOCKS + 1);
 }
 
 // The two passes of grad_norm_cuda, the square of the norm left in
-// norm_scratch[NORM_MAX_BLOCKS].
-static void sumsq_launch(const float *g, size_t n) {
+// norm_scratch[NORM_MAX_BLOCKS]; with max_norm > 0, the clipping factor
+// in clip_coef() too.
+static void sumsq_launch(const float *g, size_t n, float max_norm) {
     if (!norm_scratch)
         CUDA_CHECK(cudaMalloc((void **)&norm_scratch,
-                              (NORM_MAX_BLOCKS + 1) * sizeof(double)));
+                              (NORM_MAX_BLOCKS + 2) * sizeof(double)));
     unsigned blocks = ceil_div(n, NORM_THREADS * NORM_PER_THREAD);
     if (blocks > NORM_MAX_BLOCKS) blocks = NORM_MAX_BLOCKS;
     LAUNCH(sumsq_partial_kernel, blocks, NORM_THREADS, 0, norm_scratch, g,
            n);
     LAUNCH(sum_partials_kernel, 1, NORM_THREADS, 0,
-           norm_scratch + NORM_MAX_BLOCKS, norm_scratch, (int)blocks);
+           norm_scratch + NORM_MAX_BLOCKS,
+           max_norm > 0 ? clip_coef() : (float *)NULL, norm_scratch,
+           (int)blocks, max_norm);
+}
+
+double grad_norm_cuda(const float *g, size_t n) {
+    if (n == 0) return 0.0;
+    sumsq_launch(g, n, 0.0f);
+    double sum;
+    CUDA_CHECK(cudaMemcpy(&sum, norm_scratch + NORM_MAX_BLOCKS, sizeof sum,
+                          cudaMemcpyDeviceToHost));
+    return sqrt(sum);
+}
+
+// g[i] *= *coef, clip_grad_norm_cuda's rule decided on the device (the
+// factor from sum_partials_kernel; 1 means no clipping, and nothing is
+// written).
+__global__ void clip_scale_kernel(float *g, size_t n, const float *coef) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    float c = *coef;
+    if (i < n && c < 1.0f) g[i] *= c;
 }
 
 void clip_grad_norm_launch_cuda(float *g, size_t n, float max_norm) {
     if (n == 0) return;
-    sumsq_launch(g, n);
+    sumsq_launch(g, n, max_norm);
     if (max_norm > 0)
         LAUNCH(clip_scale_kernel, ceil_div(n, SCALE_THREADS), SCALE_THREADS,
-               0, g, n, norm_scratch + NORM_MAX_BLOCKS, max_norm);
+               0, g, n, (const float *)clip_coef());
 }
 
 double grad_norm_read_cuda(void) {

@@ -27,9 +27,8 @@ cudaStream_t cuda_stream(void) {
 }
 
 // cuBLAS's workspace, set by the program: a product that had to allocate
-// its own while a graph is captured would be refused. 32 MiB is what
-// cuBLAS takes on Hopper by default.
-#define BLAS_WORKSPACE_BYTES (32u << 20)
+// its own while a graph is captured would be refused. 32 MiB
+// (CUDA_BLAS_WORKSPACE_BYTES) is what cuBLAS takes on Hopper by default.
 
 cublasHandle_t cuda_blas(void) {
     if (!blas) {
@@ -37,8 +36,8 @@ cublasHandle_t cuda_blas(void) {
         CUBLAS_CHECK(cublasSetStream(blas, cuda_stream()));
 #ifdef __CUDACC__
         void *ws;
-        CUDA_CHECK(cudaMalloc(&ws, BLAS_WORKSPACE_BYTES));
-        CUBLAS_CHECK(cublasSetWorkspace(blas, ws, BLAS_WORKSPACE_BYTES));
+        CUDA_CHECK(cudaMalloc(&ws, CUDA_BLAS_WORKSPACE_BYTES));
+        CUBLAS_CHECK(cublasSetWorkspace(blas, ws, CUDA_BLAS_WORKSPACE_BYTES));
 #endif
     }
     return blas;
@@ -54,6 +53,12 @@ size_t cuda_memory_used(void) {
     size_t free_b = 0, total = 0;
     CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
     return total - free_b;
+}
+
+size_t cuda_memory_free(void) {
+    size_t free_b = 0, total = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
+    return free_b;
 }
 
 bool cuda_device_present(char *msg, size_t size) {
@@ -80,12 +85,37 @@ bool cuda_device_present(char *msg, size_t size) {
 
 int cuda_compute_capability(void) {
 #ifdef __CUDACC__
-    cudaDeviceProp p;
-    CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-    return 10 * p.major + p.minor;
+    static int cc;   // (asked once: the properties take a while)
+    if (!cc) {
+        cudaDeviceProp p;
+        CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+        cc = 10 * p.major + p.minor;
+    }
+    return cc;
 #else
     return 90;
 #endif
+}
+
+// A kernel that does nothing, to ask the runtime about ./ch8's code.
+__global__ void probe_kernel(void) {}
+
+bool cuda_code_present(char *msg, size_t size) {
+#ifdef __CUDACC__
+    cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, probe_kernel);
+    if (e != cudaSuccess) {
+        int cc = cuda_compute_capability();
+        snprintf(msg, size, "this program holds no code for this GPU "
+                 "(compute capability %d.%d: %s); rebuild it here with "
+                 "make ch8, which builds for the GPU it finds", cc / 10,
+                 cc % 10, cudaGetErrorString(e));
+        cudaGetLastError();   // clear it
+        return false;
+    }
+#endif
+    snprintf(msg, size, "ok");
+    return true;
 }
 
 void cuda_device_describe(char *buf, size_t size) {

@@ -35,12 +35,20 @@ void cuda_count_write(void);
 unsigned long cuda_writes(void);
 
 // The device's compute capability as 10 * major + minor (90 for an
-// H100); the emulation says 90.
+// H100, 75 for a T4); the emulation says 90.
 int cuda_compute_capability(void);
+// Whether this program holds code the device can run: machine code for
+// its compute capability (or its family's), or PTX of an older one that
+// the driver compiles for it. When not, why, in msg.
+bool cuda_code_present(char *msg, size_t size);
 
 // Bytes of device memory in use (by this program and any other), as the
-// driver counts them: total minus free.
+// driver counts them: total minus free; and those free.
 size_t cuda_memory_used(void);
+size_t cuda_memory_free(void);
+
+// The workspace that cuBLAS is given up front (runtime.cu says why).
+#define CUDA_BLAS_WORKSPACE_BYTES (32u << 20)
 
 // TF32 tensor-core matrix products (off: exact fp32, the default).
 void cuda_set_tf32(bool on);

@@ -43,8 +43,10 @@ int ex_bpe_merge(const Gpt2Tokenizer *t, int *ids, int n);
 // not weights. ex_hf_name writes into ours (size bytes) the name chapter
 // 5 gives the tensor hf, and returns what the loader does with it:
 //   h.N.attn.bias and h.N.attn.masked_bias, with or without the prefix
-//       (N a layer's number): the attention's causal mask, a constant:
-//       HF_SKIP, ours "";
+//       (N a layer's number as Python writes it, no leading zero:
+//       hf_names.c takes "h.01." for no layer's name; no file holds one,
+//       and the tests do not try it): the attention's causal mask, a
+//       constant: HF_SKIP, ours "";
 //   lm_head.weight: the LM head, which is wte: HF_TIED, ours
 //       "transformer.wte.weight";
 //   h.N.attn.c_attn.weight, h.N.attn.c_proj.weight, h.N.mlp.c_fc.weight

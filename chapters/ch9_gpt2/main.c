@@ -115,22 +115,6 @@ static void parse_flags(Options *o, int argc, char **argv) {
     if (o->greedy) o->temperature = 0;
 }
 
-// ./ch9 --finetune ...: argv without it (or --finetune=1, or =0), for
-// chapter 6's parser. True when it asks for fine-tuning.
-static bool take_finetune(int *argc, char **argv) {
-    for (int i = 1; i < *argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--finetune", 10) != 0
-            || (a[10] && strcmp(a + 10, "=1") && strcmp(a + 10, "=0")))
-            continue;
-        memmove(argv + i, argv + i + 1,
-                (size_t)(*argc - i) * sizeof *argv);   // with the NULL
-        (*argc)--;
-        return strcmp(a + 10, "=0") != 0;
-    }
-    return false;
-}
-
 // ---- the model's files -----------------------------------------------------
 
 // The folder of the tokenizer's files, checked with what the model needs
@@ -420,7 +404,8 @@ static int generate_main(Gpt2Tokenizer *t, const Options *o,
 
 int main(int argc, char **argv) {
     error_set_progname(argv[0]);
-    if (take_finetune(&argc, argv)) {
+    // ./ch9 --finetune ...: the rest is chapter 6's command line
+    if (flags_take(&argc, argv, "finetune")) {
         Gpt2Finetune f;
         gpt2_finetune_init(&f);
         int rc = train_main(argc, argv, &f.be);

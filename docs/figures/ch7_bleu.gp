@@ -8,7 +8,7 @@ load 'docs/figures/common.gp'
 eval svg(720, 440)
 set output out.'/ch7_bleu.svg'
 f = data.'/ch7/translate.csv'
-set key bottom right
+set key bottom right opaque
 set grid
 set xlabel "step"
 set ylabel "val BLEU (greedy)"

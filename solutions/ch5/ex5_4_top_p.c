@@ -17,12 +17,13 @@ static int cmp_token(const void *a, const void *b) {
 }
 
 void ex_top_p(float *probs, int V, float p) {
+    if (p >= 1) return;               // every token kept, the row as it is
     Token *order = xmalloc((size_t)V * sizeof *order);
     for (int v = 0; v < V; v++) order[v] = (Token){probs[v], v};
     qsort(order, (size_t)V, sizeof *order, cmp_token);
-    int keep = V;                     // p >= 1, or a total that falls short
+    int keep = V;                     // unless the total reaches p first
     if (p <= 0) keep = 1;
-    else if (p < 1) {
+    else {
         double total = 0;
         for (int n = 0; n < V; n++) {
             total += order[n].p;

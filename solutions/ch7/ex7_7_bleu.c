@@ -1,5 +1,6 @@
-// Exercise 7.7 - BLEU: the clipped n-gram matches of one sentence, and
-// the corpus score from the summed statistics. See ch7_exercises.h.
+// Exercise 7.7 - reference answer: the clipped n-gram matches of one
+// sentence by comparing every n-gram with every other, and the corpus
+// score from the summed statistics, sacreBLEU's way.
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>

@@ -7,11 +7,12 @@
 static const char PREFIX[] = "transformer.";
 
 // What follows "h.N." in a layer's tensor name ("attn.c_attn.weight"),
-// or NULL when name is not a layer's.
+// or NULL when name is not a layer's (N as Python writes a number: no
+// "h.01.").
 static const char *layer_tail(const char *name) {
     if (strncmp(name, "h.", 2) != 0) return NULL;
     const char *p = name + 2;
-    if (*p < '0' || *p > '9') return NULL;
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] != '.')) return NULL;
     while (*p >= '0' && *p <= '9') p++;
     return *p == '.' ? p + 1 : NULL;
 }

@@ -27,7 +27,10 @@ AdamW with weight decay on the matrices, gradient clipping at 1.0: ours
 (forward, cross-entropy, backward, clip, AdamW step), median of the
 steps after two of warm-up. Then the products' floor: the step's Linear
 matrix products alone through the same gemm() (tests/bench/products.c),
-the time a step could take were everything else free.
+the time a step could take were everything else free. And generation's:
+a token's one-row products alone (tests/bench/gemv.c), through gemv_rows,
+through OpenBLAS's sgemv, and a plain read of the same 498 MB, the most
+tokens a second that memory allows.
 
 Each side runs on 1 and on 2 threads, and the best of each is compared:
 the ratio is ours over PyTorch's tokens per second. --busy runs it all
@@ -116,6 +119,19 @@ def products_ms(b, threads):
     return float(re.search(r"products: ([0-9.]+) ms", out).group(1))
 
 
+def gemv_ms(b, threads):
+    """A decoding step's one-row products alone (tests/bench/gemv.c):
+    gemv_rows, OpenBLAS's sgemv and a plain read of the same weights, ms."""
+    exe = os.path.join(b, "gemv")
+    if not os.path.exists(exe):
+        run(["make", "-s", exe])
+    out = run([exe, str(SHAPE["layers"]), str(SHAPE["embd"]),
+               str(SHAPE["V"]), str(threads), "5"])
+    got = [re.search(r"%s +([0-9.]+) ms" % k, out)
+           for k in ("gemv_rows", "OpenBLAS sgemv", "plain read")]
+    return tuple(float(m.group(1)) if m else float("nan") for m in got)
+
+
 TORCH_SIDE = r'''
 import statistics, sys, time, torch
 from transformers import GPT2LMHeadModel
@@ -194,14 +210,17 @@ def one_pass(a, model, ids, title):
                      for _ in range(a.repeats))
         g_torch = torch_side(a.python, "generate", model, threads, a.tokens,
                              ids)
-        print("%d thread%s: generation ours %.1f, PyTorch %.1f tokens/s" % (
-            threads, "" if threads == 1 else "s", g_ours, g_torch),
-            flush=True)
+        rows, sgemv, read = gemv_ms(a.bin, threads)
+        print("%d thread%s: generation ours %.1f, PyTorch %.1f tokens/s; "
+              "a token's products alone: gemv_rows %.1f ms, OpenBLAS's "
+              "sgemv %.1f, a plain read of the weights %.1f" % (
+                  threads, "" if threads == 1 else "s", g_ours, g_torch,
+                  rows, sgemv, read), flush=True)
         f_ours = ours_finetune(a.bin, model, a.steps, threads)
         f_torch = torch_side(a.python, "finetune", model, threads, a.steps,
                              ids)
         prod = products_ms(a.bin, threads)
-        res[threads] = (g_ours, g_torch, f_ours, f_torch, prod)
+        res[threads] = (g_ours, g_torch, f_ours, f_torch, prod, read)
         print("%d thread%s: fine-tuning ours %.0f, PyTorch %.0f tokens/s; "
               "products %.0f ms a step" % (threads,
                                            "" if threads == 1 else "s",
@@ -210,9 +229,11 @@ def one_pass(a, model, ids, title):
     best = [max(res[t][i] for t in res) for i in range(4)]
     floor = min(res[t][4] for t in res)
     step_ms = 256e3 / best[2]
+    read = min(res[t][5] for t in res)
     print("generation, KV cache, batch 1, %d new tokens: ours %.1f, "
-          "PyTorch %.1f tokens/s (best of 1 and 2 threads): %.2fx" % (
-              a.tokens, best[0], best[1], best[0] / best[1]))
+          "PyTorch %.1f tokens/s (best of 1 and 2 threads): %.2fx; a plain "
+          "read of the weights allows %.1f" % (
+              a.tokens, best[0], best[1], best[0] / best[1], 1e3 / read))
     print("fine-tuning step, batch 4 x 64: ours %.0f, PyTorch eager %.0f "
           "tokens/s: %.2fx; our step %.0f ms, its products alone %.0f ms "
           "(%.0f%% of the step)" % (best[2], best[3], best[2] / best[3],
@@ -223,7 +244,7 @@ def one_pass(a, model, ids, title):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="build/cc",
-                    help="folder of ch9, gpt2_random and products")
+                    help="folder of ch9, gpt2_random, products and gemv")
     ap.add_argument("--python", default=sys.executable,
                     help="the Python that has torch and transformers")
     ap.add_argument("--tokens", type=int, default=128)

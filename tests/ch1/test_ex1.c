@@ -282,6 +282,12 @@ START_TEST(ex1_4_loss_by_hand) {
     got = ex_bigram_loss(counts, 2, val, 3, 0.5);
     want = (log(3.0 / 2.5) + log(3.0 / 1.5)) / 2;
     ck_assert_double_eq_tol(got, want, 1e-12);
+    // one id or none: no pair to average, NAN (not 0, and no endless loop)
+    for (size_t n = 0; n < 2; n++) {
+        got = ex_bigram_loss(counts, 2, val, n, 1.0);
+        ck_assert_msg(isnan(got), "ex_bigram_loss of %zu id%s = %g, want NAN "
+                      "(no pair)", n, n ? "" : "s", got);
+    }
 }
 END_TEST
 

@@ -1,8 +1,9 @@
 // Tests of chapter 8: every kernel against the CPU function it replaces,
-// run under the host emulation (chapters/ch8_cuda/emu.h), so no GPU is
-// needed. The checks themselves live in the chapter (kcheck.cu: ./ch8
-// --check runs them on a GPU); each entry of their table is one test
-// here, its sizes odd on purpose (not multiples of a block or a warp).
+// run under the host emulation (chapters/ch8_cuda/emu/), so no GPU is
+// needed. The checks themselves live beside the chapter's kernels
+// (chapters/ch8_cuda/kcheck/: ./ch8 --check runs them on a GPU); each row
+// of their table is one test here, its sizes odd on purpose (not
+// multiples of a block or a warp).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,11 @@
 
 #include "check_util.h"
 #include "dataset.h"
-#include "emu_schedule.h"
+#include "emu/emu_schedule.h"
 #include "gemm.cuh"
 #include "generate.cuh"
 #include "gpt_train.cuh"
-#include "kcheck.cuh"
+#include "kcheck/kcheck.cuh"
 #include "mem.h"
 
 // Under ThreadSanitizer (make check-tsan) the variants of the whole
@@ -32,7 +33,7 @@
 // Row i of the checks' table, its inputs drawn from seed; how: "" or
 // how the fibers switched, for the messages.
 static void check_row(int i, uint64_t seed, const char *how) {
-    const KCheck *c = &KCHECKS[i];
+    const KCheck *c = kcheck_row(i);
     KReport rep = {.n = 0};
     c->run(&rep, c->sz, seed);
     ck_assert_msg(rep.n > 0, "%s: the check compared nothing", c->name);
@@ -45,7 +46,7 @@ static void check_row(int i, uint64_t seed, const char *how) {
 
 START_TEST(kernel_matches_the_cpu) {
 #ifdef UNDER_TSAN
-    if (KCHECKS[_i].model_variant) return;
+    if (kcheck_row(_i)->model_variant) return;
 #endif
     check_row(_i, 77 + (uint64_t)_i, "");
 }
@@ -54,7 +55,7 @@ END_TEST
 #ifndef UNDER_TSAN   // (host threads there: no fibers)
 // The checks with the fibers switching by glibc's swapcontext, the way
 // of every machine but x86-64, where the emulator switches on its own
-// (emu.cpp): so that both ways are tested here. One row of each check
+// (emu/emu.cpp): so that both ways are tested here. One row of each check
 // function (its first) is enough for that, and costs a fifth of them all
 // with a system call a switch.
 static void use_swapcontext(void) { emu_use_swapcontext(true); }
@@ -64,9 +65,9 @@ static void use_own_switch(void) { emu_use_swapcontext(false); }
 // (model variants aside); with k = -1, how many there are.
 static int first_row(int k) {
     int n = 0;
-    for (int i = 0; i < N_KCHECKS; i++) {
-        if (KCHECKS[i].model_variant
-            || (i > 0 && KCHECKS[i - 1].run == KCHECKS[i].run))
+    for (int i = 0; i < kcheck_rows(); i++) {
+        if (kcheck_row(i)->model_variant
+            || (i > 0 && kcheck_row(i - 1)->run == kcheck_row(i)->run))
             continue;
         if (n++ == k) return i;
     }
@@ -338,8 +339,9 @@ START_TEST(gpu_samples_as_the_cpu) {
 END_TEST
 
 // A prompt id outside the vocabulary is refused with the CPU's message,
-// before a token is written, and so are activations too small for a
-// window of block_size tokens (allocated for T=8 < 16).
+// before a token is written, and so are activations too small for the
+// generation's longest window (allocated for T=8: 3 + 14 tokens reach
+// the block of 16).
 START_TEST(gpu_sampling_refuses_bad_input) {
     Gpt m;
     random_gpt(&m, true, POS_LEARNED, 3);
@@ -364,9 +366,11 @@ START_TEST(gpu_sampling_refuses_bad_input) {
         ck_assert_str_eq(err.msg, cpu_err.msg);
     }
     const int good[3] = {4, 2, 1};
+    o.max_new_tokens = 14;
     ck_assert_int_eq(generate_cuda(&d, &small, good, 3, out, &o, count_token,
                                    &called, NULL, &err), -1);
-    ck_assert_msg(strstr(err.msg, "block_size=16"), "%s", err.msg);
+    ck_assert_msg(strstr(err.msg, "a window of 16 tokens (block_size=16)"),
+                  "%s", err.msg);
     ck_assert_int_eq(called, 0);
     gpt_cuda_acts_free(&small);
     gpt_cuda_acts_free(&a);
@@ -379,7 +383,7 @@ Suite *ch8_suite(void) {
     Suite *s = suite_create("ch8");
     TCase *tc = tcase_new("kernels", "ch8");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, kernel_matches_the_cpu, 0, N_KCHECKS);
+    tcase_add_loop_test(tc, kernel_matches_the_cpu, 0, kcheck_rows());
     suite_add_tcase(s, tc);
 #ifndef UNDER_TSAN   // (host threads there: no fibers)
     TCase *tu = tcase_new("swapcontext", "ch8");

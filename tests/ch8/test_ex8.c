@@ -7,8 +7,12 @@
 // the emulation's default (all at once with host threads, and in a
 // shuffled order when a block's threads are fibers: emu.h), then one at a
 // time lowest first, highest first and shuffled. A kernel that lacks a
-// __syncthreads may pass the first, and fails one of the serial ones
-// every time. Each output array is
+// __syncthreads may pass some of them, and fails at least one every time.
+// All four run before the verdict: a result that is right in one order
+// and wrong in another, or wrong differently in each, depends on which
+// thread ran first, and the message names a missing __syncthreads; one
+// wrong the same way in every order is not a race, and is not called one.
+// Each output array is
 // followed on the device by a guard of GUARD floats that must stay as it
 // was: a thread of the last block that writes past the end fails.
 //
@@ -35,6 +39,8 @@
 //        check; chunks = N / rows (the short last chunk left out); every
 //        thread adding into dst with atomicAdd.
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +49,7 @@
 #include "attention.h"
 #include "ch8_exercises.h"
 #include "check_util.h"
-#include "emu_schedule.h"
+#include "emu/emu_schedule.h"
 #include "layernorm.h"
 #include "linear.h"
 #include "mem.h"
@@ -52,7 +58,7 @@
 // Floats after each output array: more than any block's extra threads.
 #define GUARD 1024
 #define GUARD_VALUE 12345.0f
-// The relative tolerance: max |got - want| / max |want| (as kcheck.cu).
+// The relative tolerance: max |got - want| / max |want| (as kcheck.cuh).
 #define TOL 1e-5
 
 static const EmuSchedule ORDERS[] = {EMU_CONCURRENT, EMU_SERIAL_FORWARD,
@@ -88,14 +94,53 @@ static float *device_output(size_t n) {
     return d;
 }
 
-// Fails the test unless the n floats at dev are within TOL of want and
-// (when guard) the guard after them is untouched. what: the call and its
-// sizes.
-static void check_output(const char *what, EmuSchedule order,
+// What one call gave in each order of the threads: whether it was right,
+// the first failure's message, and a hash of the outputs' bits. The
+// orders run in turn, all of them, before the verdict: a result that
+// changes with the order is a race, where one that is wrong the same way
+// in every order is a mistake of the arithmetic or the indexing.
+typedef struct {
+    bool ran[N_ORDERS], failed[N_ORDERS];
+    uint64_t bits[N_ORDERS];   // FNV-1a of every output, in its order
+    int first;                 // the first order that failed, or -1
+    char msg[600];             // its first message
+} Orders;
+
+static Orders orders_new(void) {
+    Orders r;
+    memset(&r, 0, sizeof r);
+    r.first = -1;
+    for (int o = 0; o < N_ORDERS; o++) r.bits[o] = 1469598103934665603u;
+    return r;
+}
+
+// Records a failure of order o (its first message is kept).
+static void orders_fail(Orders *r, int o, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void orders_fail(Orders *r, int o, const char *fmt, ...) {
+    r->ran[o] = true;
+    if (r->failed[o]) return;
+    r->failed[o] = true;
+    if (r->first >= 0) return;
+    r->first = o;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    va_end(ap);
+}
+
+// Checks the n floats at dev against want, within TOL, in order o, and
+// (when guard) that the guard after them is untouched; adds their bits
+// to the order's hash. what: the call and its sizes.
+static void check_output(Orders *r, int o, const char *what,
                          const float *dev, const float *want, size_t n,
                          bool guard) {
     float *got = alloc_floats(n + GUARD);
     cuda_download(got, dev, n + GUARD);
+    r->ran[o] = true;
+    const unsigned char *b = (const unsigned char *)got;
+    for (size_t i = 0; i < n * sizeof *got; i++)
+        r->bits[o] = (r->bits[o] ^ b[i]) * 1099511628211u;
     double diff = 0, scale = 0;
     size_t worst = 0;
     for (size_t i = 0; i < n; i++) {
@@ -108,17 +153,60 @@ static void check_output(const char *what, EmuSchedule order,
     float g = n ? got[worst] : 0;
     size_t stray = n;
     while (stray < n + GUARD && got[stray] == GUARD_VALUE) stray++;
+    if (!(err <= TOL)) {
+        // what the differing elements share (a factor, an offset, a sign)
+        char hint[200] = "";
+        double *w = malloc(n * sizeof *w);
+        for (size_t i = 0; i < n; i++) w[i] = want[i];
+        if (!tensor_diff_hint(got, w, n, TOL * (scale > 0 ? scale : 1), 0,
+                              hint + 2, sizeof hint - 2))
+            hint[2] = 0;
+        else
+            hint[0] = ';', hint[1] = ' ';
+        free(w);
+        orders_fail(r, o, "%s, threads %s: [%zu] is %g, want %g (error "
+                    "%.2g > %.0g)%s", what, order_words(ORDERS[o]), worst,
+                    g, n ? want[worst] : 0, err, TOL, hint);
+    }
+    if (guard && stray != n + GUARD)
+        orders_fail(r, o, "%s, threads %s: wrote past the end, at [%zu] of "
+                    "%zu floats (no bounds check in the last block?)", what,
+                    order_words(ORDERS[o]), stray, n);
     free(got);
-    ck_assert_msg(err <= TOL, "%s, threads %s: [%zu] is %g, want %g "
-                  "(error %.2g > %.0g)%s", what, order_words(order), worst,
-                  g, n ? want[worst] : 0, err, TOL,
-                  // (the orders run in turn: the default one passed)
-                  order == EMU_CONCURRENT ? ""
-                  : " (right in the default order: a missing "
-                    "__syncthreads?)");
-    ck_assert_msg(!guard || stray == n + GUARD, "%s, threads %s: wrote past the end, "
-                  "at [%zu] of %zu floats (no bounds check in the last "
-                  "block?)", what, order_words(order), stray, n);
+}
+
+// The verdict over the orders that ran. A result that is right in one
+// order and wrong in another, or wrong differently in each, depends on
+// which thread ran first: a barrier is missing. (Every failure says so,
+// whichever order failed first.)
+static void orders_verdict(const Orders *r) {
+    if (r->first < 0) return;
+    char right[200] = "";
+    bool differ = false;
+    int last = -1;
+    for (int o = 0; o < N_ORDERS; o++) {
+        if (!r->ran[o]) continue;
+        if (!r->failed[o])
+            snprintf(right + strlen(right), sizeof right - strlen(right),
+                     "%s%s", right[0] ? "; and " : "",
+                     order_words(ORDERS[o]));
+        if (last >= 0 && r->bits[o] != r->bits[last]) differ = true;
+        last = o;
+    }
+    if (right[0])
+        ck_abort_msg("%s. Right with the threads %s: a result that changes "
+                     "with the order the threads run in means a missing "
+                     "__syncthreads (a thread read shared memory before "
+                     "another wrote it, or after another overwrote it)",
+                     r->msg, right);
+    if (differ)
+        ck_abort_msg("%s. Wrong in every order of the threads, and "
+                     "differently in each: a result that changes with the "
+                     "order the threads run in means a missing "
+                     "__syncthreads (a thread read shared memory before "
+                     "another wrote it, or after another overwrote it)",
+                     r->msg);
+    ck_abort_msg("%s (the same in every order of the threads)", r->msg);
 }
 
 // n draws of N(mean, std^2) from seed.
@@ -143,16 +231,18 @@ static void gelu_case(size_t n, bool check_guard, uint64_t seed) {
     float *d_x = to_device(x, n);
     char what[64];
     snprintf(what, sizeof what, "ex_gelu_forward_cuda n=%zu", n);
+    Orders r = orders_new();
     for (int o = 0; o < N_ORDERS; o += check_guard ? 1 : 2) {
         emu_set_schedule(ORDERS[o], 7 + o);
         float *d_y = device_output(n);
         ex_gelu_forward_cuda(d_y, d_x, n);
-        check_output(what, ORDERS[o], d_y, want, n, check_guard);
+        check_output(&r, o, what, d_y, want, n, check_guard);
         cuda_free(d_y);
     }
     emu_set_schedule(EMU_CONCURRENT, 0);
     cuda_free(d_x);
     free(x), free(want);
+    orders_verdict(&r);
 }
 
 START_TEST(ex8_1_matches_chapter_3) {
@@ -200,16 +290,18 @@ static void softmax_case(const char *label, const float *x, int N, int D) {
     char what[96];
     snprintf(what, sizeof what, "ex_softmax_forward_cuda N=%d D=%d%s", N, D,
              label);
+    Orders r = orders_new();
     for (int o = 0; o < N_ORDERS; o++) {
         emu_set_schedule(ORDERS[o], 11 + o);
         float *d_y = device_output(n);
         ex_softmax_forward_cuda(d_y, d_x, N, D);
-        check_output(what, ORDERS[o], d_y, want, n, true);
+        check_output(&r, o, what, d_y, want, n, true);
         cuda_free(d_y);
     }
     emu_set_schedule(EMU_CONCURRENT, 0);
     cuda_free(d_x);
     free(want);
+    orders_verdict(&r);
 }
 
 START_TEST(ex8_2_matches_chapter_2) {
@@ -269,16 +361,18 @@ static void matmul_case(int M, int N, int K, uint64_t seed) {
     float *d_a = to_device(a, (size_t)M * K), *d_b = to_device(b, (size_t)K * N);
     char what[64];
     snprintf(what, sizeof what, "ex_matmul_cuda M=%d N=%d K=%d", M, N, K);
+    Orders r = orders_new();
     for (int o = 0; o < N_ORDERS; o++) {
         emu_set_schedule(ORDERS[o], 40 + o);
         float *d_c = device_output((size_t)M * N);
         ex_matmul_cuda(d_c, d_a, d_b, M, N, K);
-        check_output(what, ORDERS[o], d_c, want, (size_t)M * N, true);
+        check_output(&r, o, what, d_c, want, (size_t)M * N, true);
         cuda_free(d_c);
     }
     emu_set_schedule(EMU_CONCURRENT, 0);
     cuda_free(d_a), cuda_free(d_b);
     free(a), free(b), free(want);
+    orders_verdict(&r);
 }
 
 START_TEST(ex8_3_whole_tiles) {
@@ -319,6 +413,7 @@ static void layernorm_case(const char *label, const float *x, int N, int C,
     float *d_x = to_device(x, n), *d_w = to_device(w, (size_t)C);
     float *d_b = bias ? to_device(b, (size_t)C) : NULL;
     char what[96];
+    Orders r = orders_new();
     for (int o = 0; o < N_ORDERS; o++) {
         emu_set_schedule(ORDERS[o], 70 + o);
         float *d_y = device_output(n), *d_m = device_output((size_t)N);
@@ -326,18 +421,19 @@ static void layernorm_case(const char *label, const float *x, int N, int C,
         ex_layernorm_forward_cuda(d_y, d_m, d_s, d_x, d_w, d_b, N, C);
         snprintf(what, sizeof what, "ex_layernorm_forward_cuda N=%d C=%d%s%s"
                  ": out", N, C, bias ? "" : " (bias NULL)", label);
-        check_output(what, ORDERS[o], d_y, want, n, true);
+        check_output(&r, o, what, d_y, want, n, true);
         snprintf(what, sizeof what, "ex_layernorm_forward_cuda N=%d C=%d%s"
                  ": mean", N, C, label);
-        check_output(what, ORDERS[o], d_m, wm, (size_t)N, true);
+        check_output(&r, o, what, d_m, wm, (size_t)N, true);
         snprintf(what, sizeof what, "ex_layernorm_forward_cuda N=%d C=%d%s"
                  ": rstd", N, C, label);
-        check_output(what, ORDERS[o], d_s, ws, (size_t)N, true);
+        check_output(&r, o, what, d_s, ws, (size_t)N, true);
         cuda_free(d_y), cuda_free(d_m), cuda_free(d_s);
     }
     emu_set_schedule(EMU_CONCURRENT, 0);
     cuda_free(d_x), cuda_free(d_w), cuda_free(d_b);
     free(w), free(b), free(want), free(wm), free(ws);
+    orders_verdict(&r);
 }
 
 START_TEST(ex8_4_matches_chapter_4) {
@@ -409,21 +505,25 @@ static void colsum_case(int N, int C, int rows, uint64_t seed,
     char what[96];
     snprintf(what, sizeof what, "ex_column_sums_cuda N=%d C=%d rows=%d "
              "(%d chunk%s)", N, C, rows, chunks, chunks == 1 ? "" : "s");
+    Orders r = orders_new();
     for (int o = 0; o < N_ORDERS; o++) {
         emu_set_schedule(ORDERS[o], 110 + o);
         float *d_dst = to_device_guarded(dst0, (size_t)C);
         float *d_part = device_output((size_t)chunks * C);
         ex_column_sums_cuda(d_dst, d_m, N, C, rows, d_part);
-        check_output(what, ORDERS[o], d_dst, want, (size_t)C, true);
+        check_output(&r, o, what, d_dst, want, (size_t)C, true);
         // the scratch: its chunks * C floats may hold anything, but
         // nothing may be written after them
         float *g = alloc_floats(GUARD);
         cuda_download(g, d_part + (size_t)chunks * C, GUARD);
         for (int i = 0; i < GUARD; i++)
-            ck_assert_msg(g[i] == GUARD_VALUE, "%s, threads %s: wrote past "
-                          "the chunks * C floats of part, at [%zu]", what,
-                          order_words(ORDERS[o]),
-                          (size_t)chunks * C + (size_t)i);
+            if (g[i] != GUARD_VALUE) {
+                orders_fail(&r, o, "%s, threads %s: wrote past the chunks "
+                            "* C floats of part, at [%zu]", what,
+                            order_words(ORDERS[o]),
+                            (size_t)chunks * C + (size_t)i);
+                break;
+            }
         free(g);
         if (bits) cuda_download(bits + (size_t)o * C, d_dst, (size_t)C);
         cuda_free(d_dst), cuda_free(d_part);
@@ -431,6 +531,7 @@ static void colsum_case(int N, int C, int rows, uint64_t seed,
     emu_set_schedule(EMU_CONCURRENT, 0);
     cuda_free(d_m);
     free(m), free(dst0), free(want);
+    orders_verdict(&r);
 }
 
 START_TEST(ex8_5_matches_chapter_2) {

@@ -219,7 +219,7 @@ START_TEST(finetune_resumes_bit_exact) {
     ck_assert_int_eq(finetune("b", args), 130);
     stop_after = -1;
     ck_assert(holds("b.txt", "interrupted at step 5; saved in "));
-    ck_assert(holds("b.txt", "./ch9 --resume "));
+    ck_assert(holds("b.txt", "./ch9 --finetune --resume "));
     snprintf(args, sizeof args, "--resume %s/b --model " FT_MODEL, dir);
     ck_assert_int_eq(finetune("c", args), 2);   // --model is the run's
     ck_assert(holds("c.err", "--model cannot change on --resume"));

@@ -9,6 +9,10 @@
 # A few seconds: no program runs its full report except ch2 at --max-T 64;
 # ch6 trains a tiny model for a few steps.
 set -u
+# awk, printf and sort read and write numbers by the locale ("0,5" under a
+# German one): the C one, as make gives every command (see the Makefile)
+export LC_ALL=C.UTF-8
+unset LANGUAGE
 BIN=$(cd "${1:-.}" && pwd)
 ROOT=$(pwd)
 TMP=$(mktemp -d)
@@ -833,6 +837,36 @@ if [ "$(head -n 1 "$TMP/p7/cross_attention.csv")" != \
 fi
 sums_to_one "$TMP/p7/cross_attention.csv" 0 \
     || fail "ch7 --plot-data: an output's weights do not sum to 1"
+# --plot-data with --translate: the cross-attention of its translation
+# (chapter 7's figure), a row per (output, source) pair, each output's
+# weights summing to 1, the last output <eos>, a label holding a comma
+# quoted; the translation printed is the same as without it
+tr=(ch7 --checkpoint "$TMP/m30k.safetensors" --translate "Ein Hund, der läuft."
+    --beam 1)
+expect 0 "" "${tr[@]}"
+cp "$TMP/out" "$TMP/tr.plain"
+plot_bad ch7 "${tr[@]:1}" --plot-data "$TMP/short.txt"
+expect 0 "" "${tr[@]}" --plot-data "$TMP/p7t"
+cmp -s "$TMP/out" "$TMP/tr.plain" \
+    || fail "ch7 --translate --plot-data: another output than without it"
+csv=$TMP/p7t/translation_attention.csv
+if [ "$(head -n 1 "$csv")" != "output,source,predicts,source_token,weight" ] \
+   || ! awk -F, 'NR > 1 { if ($1 + 1 > T) T = $1 + 1; if ($2 + 1 > S) S = $2 + 1
+                          if ($NF !~ /^[0-9]\.[0-9][0-9][0-9][0-9][0-9][0-9]$/) bad = 1 }
+                 END { exit bad || T < 1 || S < 2 || NR - 1 != T * S }' "$csv" \
+   || ! grep -qE '^0,0,[^,]+,Ein,0\.[0-9]+$' "$csv" \
+   || ! grep -qE '^[0-9]+,[0-9]+,<eos>,' "$csv" \
+   || ! grep -qE ',"[^"]*,[^"]*",0\.[0-9]+$' "$csv"; then
+    fail "ch7 --translate --plot-data: translation_attention.csv"
+    cat "$csv" >&2
+fi
+sums_to_one "$csv" 0 \
+    || fail "ch7 --translate --plot-data: an output's weights do not sum to 1"
+expect 2 "--plot-data needs --checkpoint FILE --translate TEXT" ch7 \
+    --task translate --plot-data "$TMP/p7t"
+expect 2 "--plot-data needs --checkpoint FILE --translate TEXT" ch7 --checkpoint \
+    "$TMP/m30k.safetensors" --translate-file "$TMP/three.de" --plot-data \
+    "$TMP/p7t"
 
 # 80 columns: a program's report starts with its chapter's title line and
 # keeps to 80 columns, so that a terminal of that width wraps nothing
@@ -912,6 +946,27 @@ if [ -x "$BIN/ch8" ]; then
         [ "$(wc -l <"$TMP/err")" = 1 ] && [ ! -s "$TMP/out" ] \
             && [ ! -e "$TMP/r8" ] \
             || fail "ch8 --steps 3 --out DIR without a GPU: more than one line"
+    fi
+fi
+
+# ch8 --gpt2: chapter 9's fine-tuning on the GPU, with ./ch9 --finetune's
+# flags (--model, --window, --sample-tokens; none that shapes a new model)
+# and the GPU's; without a GPU, asked to train, one line at once
+if [ -x "$BIN/ch8" ]; then
+    help_ranges ch8 --gpt2
+    expect 0 "usage: ch8 --gpt2 [flags]" ch8 --gpt2 --help
+    for f in --model --window --sample-tokens --flash --bf16 --graph; do
+        grep -qF -- "  $f " "$TMP/out" || fail "ch8 --gpt2 --help lacks $f"
+    done
+    grep -qF -- "--layers" "$TMP/out" && fail "ch8 --gpt2 --help: --layers"
+    expect 2 "ch8 --gpt2: error: unknown flag '--preset'" ch8 --gpt2 \
+        --preset notes
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+        expect 1 "ch8: error: training needs a GPU: " ch8 --gpt2 \
+            --model "$ROOT/tests/reference/ch9_ft" --steps 2 --out "$TMP/r8g"
+        [ "$(wc -l <"$TMP/err")" = 1 ] && [ ! -s "$TMP/out" ] \
+            && [ ! -e "$TMP/r8g" ] \
+            || fail "ch8 --gpt2 without a GPU: more than one line"
     fi
 fi
 

@@ -22,7 +22,8 @@
 //       mha.cu does for them.
 //
 // In fp32 and in bf16 (the products' operands rounded, as ./ch8 --bf16;
-// checked against the fp32 CPU within 2e-2, as kcheck.cu's bf16 checks).
+// checked against the fp32 CPU within 2e-2, as the kernel checks' bf16
+// ones in chapters/ch8_cuda/kcheck/).
 //
 // What we expect of v4 in bf16 (not measured yet): its products run on
 // the tensor cores as cuBLAS's do, and it moves no (T, T) matrix through
@@ -52,11 +53,13 @@ extern "C" {
 #include "mha.cuh"
 }
 
-// kcheck.cu's tolerance for bf16 products against the fp32 CPU.
+// The kernel checks' tolerance for bf16 products against the fp32 CPU
+// (STEP_BF16_TOL of chapters/ch8_cuda/kcheck/kcheck_util.cuh).
 static const double BF16_TOL = 2e-2;
 
 // The CPU's y (T, C) and dqkv (T, 3C) of one sequence: chapter 2's
-// split, attention, merge and back (as kcheck.cu's check_attention_rows).
+// split, attention, merge and back (as check_attention_rows in
+// chapters/ch8_cuda/kcheck/check_attention.cu).
 static void cpu_attention(float *y, float *dqkv, const float *qkv,
                           const float *dy, int T, int C, int NH) {
     int HS = C / NH;

@@ -9,11 +9,12 @@
 //   block  256   max err 1.2e-07 ok      0.0421 ms   1195.3 GB/s
 //
 // the error being max|got - want| / max|want| against the CPU function of
-// chapters 2-5 (as kcheck.cu's compare(), tolerance 1e-5), and the time
-// the median of --repeats runs after a few warm-up runs, measured with
-// CUDA events. It builds with nvcc for a GPU, and with the host compiler
-// under the chapter's emulation (emu.h), where the times are the
-// emulation's and mean nothing; there `make check` runs `--small`.
+// chapters 2-5 (as the kernel checks' compare(), chapters/ch8_cuda/kcheck/,
+// tolerance 1e-5), and the time the median of --repeats runs after a few
+// warm-up runs, measured with CUDA events. It builds with nvcc for a GPU,
+// and with the host compiler under the chapter's emulation (emu/emu.h),
+// where the times are the emulation's and mean nothing; there `make
+// check` runs `--small`.
 #ifndef BENCH_COMMON_CUH
 #define BENCH_COMMON_CUH
 
@@ -35,7 +36,7 @@ extern "C" {
 // The block sizes each version is timed at, where it allows them.
 static const int BENCH_BLOCKS[] = {32, 64, 128, 256, 512, 1024};
 static const int BENCH_NBLOCKS = 6;
-static const double BENCH_TOL = 1e-5;   // as kcheck.cu's FP32_TOL
+static const double BENCH_TOL = 1e-5;   // as the kernel checks' FP32_TOL
 
 // What the command line asked for.
 struct BenchOpts {
