@@ -110,6 +110,11 @@ static const char *program(const TrainBackend *be) {
     return be && be->program ? be->program : "ch6";
 }
 
+// The command that resumes a run: the program's name, or more.
+static const char *command(const TrainBackend *be) {
+    return be && be->command ? be->command : program(be);
+}
+
 // What the run trains when not ./ch6's own GPT (run.h), or NULL.
 static const TrainTask *task_of(const TrainBackend *be) {
     return be ? be->task : NULL;
@@ -913,7 +918,7 @@ static void train(Run *r, const Options *o, FILE *log, Outcome *out) {
         out->exit_code = 130;   // the shell's code for a Ctrl-C
         if (*o->out)
             printf("interrupted at step %d; saved in %s: ./%s --resume %s "
-                   "goes on from here\n", t->step, o->out, program(r->be),
+                   "goes on from here\n", t->step, o->out, command(r->be),
                    o->out);
         else
             printf("interrupted at step %d; nothing saved (--out DIR keeps "

@@ -71,6 +71,9 @@ typedef struct {
 // Where a run trains, when not on this CPU. Every function may be NULL.
 typedef struct {
     const char *program;      // "ch8": in messages and --help
+    const char *command;      // what runs it again, in the line that says
+                              // how to resume: "ch9 --finetune" (NULL:
+                              // program)
     const char *about;        // the --help description
     const char *title;        // the first line of a run: "== <title> =="
     const Flag *flags;        // extra flags (common/flags.h), parsed with

@@ -201,8 +201,8 @@ static void describe(void *ctx, char *buf, size_t size) {
              cuda_memory_used() / 1048576.0);
 }
 
-// ./ch8 --gpt2's name in its usage line and messages (it resumes with
-// ./ch8 --gpt2 --resume DIR).
+// ./ch8 --gpt2's name in its usage line and the flags' messages, and the
+// command that resumes it (./ch8 --gpt2 --resume DIR).
 static char GPT2_PROGRAM[] = "ch8 --gpt2";
 
 int main(int argc, char **argv) {
@@ -265,7 +265,7 @@ int main(int argc, char **argv) {
         int n = ft.be.n_flags;
         memcpy(all, ft.be.flags, (size_t)n * sizeof *all);
         memcpy(all + n, flags, sizeof flags);
-        be.program = GPT2_PROGRAM;
+        be.command = GPT2_PROGRAM;   // (its errors say "ch8": 80 columns)
         be.title = "Chapter 8: GPT-2, fine-tuned on the GPU";
         be.about = "Chapter 8 with chapter 9's task: fine-tune GPT-2 on the "
                    "GPU\n(./ch8 --gpt2, then ./ch9 --finetune's flags and "

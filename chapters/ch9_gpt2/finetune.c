@@ -186,8 +186,7 @@ void gpt2_finetune_init(Gpt2Finetune *f) {
         .print = task_print, .print_end = task_print_end,
         .reader = "./ch9 --checkpoint", .finish = task_finish};
     f->be = (TrainBackend){
-        // (its messages and its resume line: ./ch9 --finetune --resume)
-        .program = "ch9 --finetune",
+        .program = "ch9", .command = "ch9 --finetune",
         .title = "Chapter 9: GPT-2, fine-tuned",
         .about = "Chapter 9: fine-tune GPT-2 on a text with chapter 6's "
                  "trainer\n(./ch9 --finetune, then chapter 6's flags).",

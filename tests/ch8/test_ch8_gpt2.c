@@ -367,7 +367,7 @@ static int finetune_program(void *line) {
     TestGpu gpu = {.attached = false};
     TrainBackend be = f.be;
     if (strcmp(argv[0], "gpu") == 0) {
-        be.program = "ch8 --gpt2";
+        be.command = "ch8 --gpt2";
         be.ctx = &gpu, be.attach = gpu_attach, be.detach = gpu_detach;
         be.generate = gpu_generate;
     }
